@@ -1,0 +1,36 @@
+"""pytest-holistic: holistic language-model evaluation as pytest tests.
+
+Public API. Importing it is cheap: no torch, transformers or datasets until a model or dataset is used.
+"""
+
+from . import metrics
+from .adaptation import AdapterSpec, Completion
+from .gates import Gate, parse_gate
+from .models import GenerationRequest, GenerationResult, LoglikelihoodRequest, LoglikelihoodResult, Model, ModelInfo, ScriptedModel
+from .scenarios import Fields, Instance, Reference, Scenario, csv_file, hf, jsonl, scenario
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "AdapterSpec",
+    "Completion",
+    "Fields",
+    "Gate",
+    "GenerationRequest",
+    "GenerationResult",
+    "Instance",
+    "LoglikelihoodRequest",
+    "LoglikelihoodResult",
+    "Model",
+    "ModelInfo",
+    "Reference",
+    "Scenario",
+    "ScriptedModel",
+    "__version__",
+    "csv_file",
+    "hf",
+    "jsonl",
+    "metrics",
+    "parse_gate",
+    "scenario",
+]

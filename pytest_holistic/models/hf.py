@@ -1,0 +1,258 @@
+"""Causal language models through transformers: any hub name or local folder ``from_pretrained`` accepts.
+
+Batching lives here because only the backend knows token lengths: requests are sorted by length,
+cut into batches, and the LM head is applied only at the positions that are scored.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import os
+import time
+from collections import defaultdict
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+from ..errors import ModelLoadError, ModelOutputError
+from .base import GenerationRequest, GenerationResult, LoglikelihoodRequest, LoglikelihoodResult, ModelInfo
+
+
+def _chunks(items: Sequence[int], size: int) -> Iterator[Sequence[int]]:
+    for start in range(0, len(items), size):
+        yield items[start : start + size]
+
+
+def _looks_like_path(name: str) -> bool:
+    return name.startswith((".", "/", "~")) or name.count("/") > 1 or os.sep in name and name.count(os.sep) > 1
+
+
+def weights_hash(folder: Path) -> str:
+    """sha256 over the weight files of a local folder: the revision of weights that have no commit."""
+    digest = hashlib.sha256()
+    files = sorted(p for p in folder.iterdir() if p.suffix in (".safetensors", ".bin", ".pt", ".gguf") or p.name == "config.json")
+    for path in files:
+        digest.update(path.name.encode())
+        with path.open("rb") as handle:
+            for block in iter(lambda: handle.read(1 << 22), b""):
+                digest.update(block)
+    return "sha256:" + digest.hexdigest()[:16]
+
+
+def _first_line(error: BaseException) -> str:
+    text = str(error).strip()
+    return text.splitlines()[0] if text else type(error).__name__
+
+
+class HFModel:
+    """A transformers causal LM held in memory for the whole session (one copy per worker)."""
+
+    def __init__(self, model: Any, tokenizer: Any, info: ModelInfo, batch_size: int = 16) -> None:
+        self.model = model
+        self.tokenizer = tokenizer
+        self.info = info
+        self.batch_size = max(1, int(batch_size))
+        self.device = next(model.parameters()).device
+        config = model.config
+        limits = [getattr(config, key, None) for key in ("max_position_embeddings", "n_positions", "n_ctx")]
+        self.max_length = min([int(v) for v in limits if isinstance(v, int) and v > 0] or [2048])
+        eos = tokenizer.eos_token_id
+        self.eos_id: int | None = eos if isinstance(eos, int) else None
+        pad = tokenizer.pad_token_id
+        self.pad_id: int = pad if isinstance(pad, int) else (self.eos_id if self.eos_id is not None else 0)
+        bos = tokenizer.bos_token_id
+        self.start_id: int = bos if isinstance(bos, int) else (self.eos_id if self.eos_id is not None else 0)
+
+    @classmethod
+    def load(
+        cls,
+        name_or_path: str,
+        *,
+        revision: str | None = None,
+        device: str = "auto",
+        dtype: str = "auto",
+        trust_remote_code: bool = False,
+        batch_size: int = 16,
+        display_name: str | None = None,
+    ) -> HFModel:
+        """Load by hub name (from the local HF cache when offline) or from a local folder."""
+        folder = Path(name_or_path).expanduser()
+        if not folder.is_dir() and (folder.exists() or _looks_like_path(name_or_path)):
+            raise ModelLoadError(
+                f"model folder {name_or_path!r} does not exist or is not a folder; "
+                "pass --model with a folder written by save_pretrained() or a hub name such as gpt2"
+            )
+        target = str(folder) if folder.is_dir() else name_or_path
+        import torch
+        import transformers
+
+        torch_device = torch.device("cuda" if device == "auto" and torch.cuda.is_available() else ("cpu" if device == "auto" else device))
+        if dtype == "auto":
+            torch_dtype = torch.bfloat16 if torch_device.type == "cuda" and torch.cuda.is_bf16_supported() else torch.float32
+        else:
+            torch_dtype = getattr(torch, dtype, None)
+            if not isinstance(torch_dtype, torch.dtype):
+                raise ModelLoadError(f"unknown dtype {dtype!r}; use auto, float32, bfloat16 or float16")
+        started = time.perf_counter()
+        try:
+            tokenizer = transformers.AutoTokenizer.from_pretrained(target, revision=revision, trust_remote_code=trust_remote_code)
+            model = transformers.AutoModelForCausalLM.from_pretrained(
+                target, revision=revision, trust_remote_code=trust_remote_code, dtype=torch_dtype
+            )
+        except Exception as error:  # transformers raises OSError, ValueError, EnvironmentError...
+            offline = os.environ.get("HF_HUB_OFFLINE", "") not in ("", "0")
+            hint = (
+                "it is not in the local HF cache (HF_HUB_OFFLINE is set)"
+                if offline
+                else "check the name, the network, or use a local folder"
+            )
+            raise ModelLoadError(f"could not load model {name_or_path!r}: {_first_line(error)}; {hint}") from None
+        model.to(torch_device).eval()
+        if revision is None:
+            revision = getattr(model.config, "_commit_hash", None) or (weights_hash(folder) if folder.is_dir() else None)
+        info = ModelInfo(
+            name=display_name or name_or_path,
+            backend="transformers",
+            revision=revision,
+            details={
+                "source": target,
+                "architecture": type(model).__name__,
+                "parameters": sum(p.numel() for p in model.parameters()),
+                "dtype": str(torch_dtype).removeprefix("torch."),
+                "device": str(torch_device),
+                "load_seconds": round(time.perf_counter() - started, 3),
+                "trust_remote_code": trust_remote_code,
+            },
+        )
+        return cls(model, tokenizer, info, batch_size)
+
+    def _encode(self, text: str) -> list[int]:
+        return list(self.tokenizer(text, add_special_tokens=False)["input_ids"])
+
+    def loglikelihood(self, requests: Sequence[LoglikelihoodRequest]) -> list[LoglikelihoodResult]:
+        import torch
+
+        pairs = []
+        for request in requests:
+            context = self._encode(request.context) or [self.start_id]
+            continuation = self._encode(request.continuation)
+            if not continuation:
+                raise ModelOutputError(f"continuation {request.continuation!r} encodes to no tokens; give each choice some text")
+            if len(continuation) >= self.max_length:
+                raise ModelOutputError(f"continuation of {len(continuation)} tokens does not fit the model's {self.max_length}-token window")
+            keep = self.max_length + 1 - len(continuation)
+            pairs.append((context[-keep:], continuation))
+        order = sorted(range(len(pairs)), key=lambda i: (-(len(pairs[i][0]) + len(pairs[i][1])), i))
+        results: list[LoglikelihoodResult | None] = [None] * len(pairs)
+        with torch.inference_mode():
+            for batch in _chunks(order, self.batch_size):
+                started = time.perf_counter()
+                rows = [pairs[i][0] + pairs[i][1][:-1] for i in batch]
+                width = max(len(row) for row in rows)
+                ids = torch.full((len(rows), width), self.pad_id, dtype=torch.long)
+                mask = torch.zeros((len(rows), width), dtype=torch.long)
+                for r, row in enumerate(rows):
+                    ids[r, : len(row)] = torch.tensor(row)
+                    mask[r, : len(row)] = 1
+                wanted = sorted({p for i in batch for p in range(len(pairs[i][0]) - 1, len(pairs[i][0]) - 1 + len(pairs[i][1]))})
+                logits = self._logits(ids.to(self.device), mask.to(self.device), wanted)
+                column = {position: k for k, position in enumerate(wanted)}
+                elapsed = (time.perf_counter() - started) / len(batch)
+                for r, i in enumerate(batch):
+                    context, continuation = pairs[i]
+                    cols = [column[p] for p in range(len(context) - 1, len(context) - 1 + len(continuation))]
+                    row_logprobs = torch.log_softmax(logits[r, cols].float(), dim=-1)
+                    target = torch.tensor(continuation, device=row_logprobs.device)
+                    logprob = float(row_logprobs.gather(-1, target[:, None]).sum())
+                    if not math.isfinite(logprob):
+                        raise ModelOutputError(
+                            f"model {self.info.name!r} returned a non-finite log-probability ({logprob}) for "
+                            f"{requests[i].continuation!r}; its weights or dtype are broken (try --holistic-dtype float32)"
+                        )
+                    greedy = bool((row_logprobs.argmax(-1) == target).all())
+                    results[i] = LoglikelihoodResult(logprob, greedy, len(context) + len(continuation), len(continuation), elapsed)
+        return [result for result in results if result is not None]
+
+    def _logits(self, ids: Any, mask: Any, positions: list[int]) -> Any:
+        """Logits at ``positions`` only: the LM head is a large share of a small model's compute."""
+        import torch
+
+        keep = torch.tensor(positions, device=ids.device)
+        try:
+            return self.model(input_ids=ids, attention_mask=mask, logits_to_keep=keep).logits
+        except TypeError:  # an architecture without logits_to_keep: full logits, then select
+            return self.model(input_ids=ids, attention_mask=mask).logits[:, keep]
+
+    def generate(self, requests: Sequence[GenerationRequest]) -> list[GenerationResult]:
+        groups: dict[tuple[int, tuple[str, ...], float, int], list[int]] = defaultdict(list)
+        for index, request in enumerate(requests):
+            groups[(request.max_tokens, request.stop, request.temperature, request.seed)].append(index)
+        results: list[GenerationResult | None] = [None] * len(requests)
+        for (max_tokens, stop, temperature, seed), indices in groups.items():
+            prompts = {i: (self._encode(requests[i].prompt) or [self.start_id])[-max(1, self.max_length - max_tokens) :] for i in indices}
+            order = sorted(indices, key=lambda i: (-len(prompts[i]), i))
+            for batch in _chunks(order, self.batch_size):
+                for i, result in zip(batch, self._generate_batch([prompts[i] for i in batch], max_tokens, stop, temperature, seed)):
+                    results[i] = result
+        return [result for result in results if result is not None]
+
+    def _generate_batch(
+        self, prompts: list[list[int]], max_tokens: int, stop: tuple[str, ...], temperature: float, seed: int
+    ) -> list[GenerationResult]:
+        import torch
+        import transformers
+
+        started = time.perf_counter()
+        width = max(len(p) for p in prompts)
+        ids = torch.full((len(prompts), width), self.pad_id, dtype=torch.long)
+        mask = torch.zeros((len(prompts), width), dtype=torch.long)
+        for r, prompt in enumerate(prompts):
+            ids[r, width - len(prompt) :] = torch.tensor(prompt)
+            mask[r, width - len(prompt) :] = 1
+        config = transformers.GenerationConfig(
+            max_new_tokens=max_tokens,
+            do_sample=temperature > 0,
+            temperature=temperature if temperature > 0 else None,
+            top_p=None,
+            top_k=None,
+            pad_token_id=self.pad_id,
+            eos_token_id=self.eos_id,
+            output_logits=True,
+            return_dict_in_generate=True,
+            stop_strings=[s for s in stop if s] or None,
+        )
+        if temperature > 0:
+            torch.manual_seed(seed)
+        with torch.inference_mode():
+            output = self.model.generate(
+                input_ids=ids.to(self.device), attention_mask=mask.to(self.device), generation_config=config, tokenizer=self.tokenizer
+            )
+        new_tokens = output.sequences[:, width:].tolist()
+        step_logprobs = torch.stack([torch.log_softmax(step.float(), dim=-1) for step in output.logits], dim=1)
+        elapsed = (time.perf_counter() - started) / len(prompts)
+        results = []
+        for r, tokens in enumerate(new_tokens):
+            if self.eos_id is not None and self.eos_id in tokens:
+                tokens = tokens[: tokens.index(self.eos_id)]
+            text, kept = self._cut_at_stop(tokens, stop)
+            logprobs = tuple(float(step_logprobs[r, k, tokens[k]]) for k in range(kept))
+            if any(not math.isfinite(value) for value in logprobs):
+                raise ModelOutputError(
+                    f"model {self.info.name!r} returned non-finite log-probabilities while generating; "
+                    "its weights or dtype are broken (try --holistic-dtype float32)"
+                )
+            results.append(GenerationResult(text, logprobs, len(prompts[r]), elapsed))
+        return results
+
+    def _cut_at_stop(self, tokens: list[int], stop: tuple[str, ...]) -> tuple[str, int]:
+        """The text up to the first stop sequence, and how many tokens it took (at least one, if any)."""
+        text = self.tokenizer.decode(tokens, skip_special_tokens=True)
+        cuts = [text.index(s) for s in stop if s and s in text]
+        if not cuts:
+            return text, len(tokens)
+        text = text[: min(cuts)]
+        for kept in range(1, len(tokens) + 1):
+            if len(self.tokenizer.decode(tokens[:kept], skip_special_tokens=True)) >= len(text):
+                return text, kept
+        return text, len(tokens)

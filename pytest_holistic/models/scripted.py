@@ -1,0 +1,94 @@
+"""A scripted model for fast, deterministic tests of suites and of the plugin itself.
+
+Rules match a substring of the prompt (the last rule that matches wins, so a script can go from
+general to specific). ``--model scripted:PATH`` reads rules from a JSON or YAML file:
+``{"generate": {"capital of France": " Paris"}, "loglikelihood": {"Positive": -1.0}, "default": " no"}``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from ..errors import ModelLoadError
+from .base import GenerationRequest, GenerationResult, LoglikelihoodRequest, LoglikelihoodResult, ModelInfo
+
+
+class ScriptedModel:
+    """Answers from rules; records the size of every batch it receives (to prove batching)."""
+
+    def __init__(
+        self,
+        generate: Mapping[str, str] | Callable[[str], str] | None = None,
+        loglikelihood: Mapping[str, float] | Callable[[str, str], float] | None = None,
+        default: str = "",
+        name: str = "scripted",
+    ) -> None:
+        self._generate = generate or {}
+        self._loglikelihood = loglikelihood or {}
+        self._default = default
+        self.info = ModelInfo(name=name, backend="scripted", revision=None)
+        self.batches: list[tuple[str, int]] = []
+
+    @classmethod
+    def from_file(cls, path: str | Path) -> ScriptedModel:
+        path = Path(path)
+        if not path.is_file():
+            raise ModelLoadError(f"scripted model file {path} does not exist; pass --model scripted:PATH with a JSON or YAML file")
+        text = path.read_text(encoding="utf-8")
+        try:
+            if path.suffix in (".yaml", ".yml"):
+                import yaml
+
+                script = yaml.safe_load(text)
+            else:
+                script = json.loads(text)
+        except Exception as error:  # json and yaml raise different types; both mean a malformed script
+            raise ModelLoadError(f"scripted model file {path} is not valid {path.suffix[1:] or 'JSON'}: {error}") from None
+        if not isinstance(script, dict):
+            raise ModelLoadError(f"scripted model file {path} must hold a mapping with 'generate'/'loglikelihood' rules")
+        return cls(script.get("generate"), script.get("loglikelihood"), str(script.get("default", "")), name=f"scripted:{path.name}")
+
+    def _answer(self, prompt: str) -> str:
+        if callable(self._generate):
+            return self._generate(prompt)
+        answer = self._default
+        for needle, text in self._generate.items():
+            if needle in prompt:
+                answer = text
+        return answer
+
+    def _score(self, context: str, continuation: str) -> float:
+        if callable(self._loglikelihood):
+            return float(self._loglikelihood(context, continuation))
+        score = -float(len(continuation))
+        for needle, value in self._loglikelihood.items():
+            if needle in continuation or needle in context + continuation:
+                score = float(value)
+        return score
+
+    def generate(self, requests: Sequence[GenerationRequest]) -> list[GenerationResult]:
+        self.batches.append(("generate", len(requests)))
+        results = []
+        for request in requests:
+            text = self._answer(request.prompt)
+            for stop in request.stop:
+                if stop and stop in text:
+                    text = text[: text.index(stop)]
+            words = text.split() or [""]
+            results.append(GenerationResult(text, tuple(-0.1 for _ in words[: request.max_tokens]), len(request.prompt.split())))
+        return results
+
+    def loglikelihood(self, requests: Sequence[LoglikelihoodRequest]) -> list[LoglikelihoodResult]:
+        self.batches.append(("loglikelihood", len(requests)))
+        return [
+            LoglikelihoodResult(self._score(r.context, r.continuation), False, len((r.context + r.continuation).split()), len(r.continuation.split()))
+            for r in requests
+        ]
+
+
+def scripted_from_spec(spec: str) -> Any:
+    """``scripted:PATH`` → a ScriptedModel read from PATH."""
+    return ScriptedModel.from_file(spec.split(":", 1)[1])

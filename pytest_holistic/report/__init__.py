@@ -1,0 +1,1 @@
+"""Reports: per-item records, aggregation, and the JSON and terminal outputs."""

@@ -1,0 +1,101 @@
+"""The unit of evaluation: one frozen instance with a stable id, its input and its references."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+from ..errors import ScenarioError
+
+
+@dataclass(frozen=True)
+class Reference:
+    """One reference output; ``correct`` tags it as a right answer (HELM's reference tags)."""
+
+    text: str
+    correct: bool = True
+
+
+def _as_references(values: Iterable[object]) -> tuple[Reference, ...]:
+    references = []
+    for value in values:
+        if isinstance(value, Reference):
+            references.append(value)
+        elif isinstance(value, str):
+            references.append(Reference(value, True))
+        else:
+            raise ScenarioError(
+                f"reference {value!r} is neither a string nor a Reference; "
+                "pass strings for correct answers or Reference(text, correct=False) for wrong options"
+            )
+    return tuple(references)
+
+
+@dataclass(frozen=True)
+class Instance:
+    """An eval instance. ``id`` becomes the pytest param id, so it must be stable and unique.
+
+    ``references`` lists the reference outputs; plain strings count as correct. For multiple choice
+    the references are the options, in order, with the right one(s) tagged correct.
+    """
+
+    id: str
+    input: str
+    references: tuple[Reference, ...] = ()
+    split: str = "test"
+    group: str | None = None
+    tags: tuple[str, ...] = field(default=())
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.id, str) or not self.id.strip():
+            raise ScenarioError(f"instance id {self.id!r} must be a non-empty string; give every instance a stable id")
+        if not isinstance(self.input, str):
+            raise ScenarioError(f"instance {self.id!r}: input must be a string, got {type(self.input).__name__}")
+        references = self.references
+        if isinstance(references, (str, Reference)):
+            references = (references,)
+        object.__setattr__(self, "references", _as_references(references))
+        object.__setattr__(self, "tags", tuple(str(tag) for tag in self.tags))
+
+    @classmethod
+    def multiple_choice(
+        cls,
+        id: str,
+        question: str,
+        choices: Sequence[str],
+        answer: int | str,
+        **metadata: object,
+    ) -> Instance:
+        """Build a multiple-choice instance from options and the index (or text) of the right one."""
+        if isinstance(answer, str):
+            if answer not in choices:
+                raise ScenarioError(f"instance {id!r}: answer {answer!r} is not one of the choices {list(choices)!r}")
+            answer = list(choices).index(answer)
+        if not 0 <= answer < len(choices):
+            raise ScenarioError(f"instance {id!r}: answer index {answer} is outside the {len(choices)} choices")
+        references = tuple(Reference(str(text), index == answer) for index, text in enumerate(choices))
+        return cls(id=id, input=question, references=references, **metadata)  # type: ignore[arg-type]
+
+    @property
+    def choices(self) -> tuple[str, ...]:
+        """Every reference text, in order: the options of a multiple-choice instance."""
+        return tuple(reference.text for reference in self.references)
+
+    @property
+    def correct_references(self) -> tuple[str, ...]:
+        return tuple(reference.text for reference in self.references if reference.correct)
+
+    @property
+    def correct_indices(self) -> tuple[int, ...]:
+        return tuple(index for index, reference in enumerate(self.references) if reference.correct)
+
+    def to_record(self) -> dict[str, object]:
+        """Plain builtin types, for reports and for crossing process boundaries."""
+        return {
+            "id": self.id,
+            "input": self.input,
+            "references": [{"text": r.text, "correct": r.correct} for r in self.references],
+            "split": self.split,
+            "group": self.group,
+            "tags": list(self.tags),
+        }

@@ -1,0 +1,180 @@
+"""Where instances come from: a generator, a JSONL or CSV file, or a Hugging Face dataset.
+
+A source is a callable that yields instances plus a ``provenance()`` dict for the report. Relative
+file paths resolve against the directory of the module that names them, so a suite can ship
+``data/x.jsonl`` next to its test file.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import json
+import sys
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from ..errors import ScenarioError
+from .fields import Fields
+from .instance import Instance
+
+
+class Source(Protocol):
+    def __call__(self) -> Iterable[Instance]: ...
+
+    def provenance(self) -> dict[str, Any]: ...
+
+
+def _caller_dir(depth: int = 2) -> Path:
+    frame = sys._getframe(depth)
+    module_file = frame.f_globals.get("__file__")
+    return Path(module_file).resolve().parent if module_file else Path.cwd()
+
+
+def _resolve(path: str | Path, base: Path) -> Path:
+    candidate = Path(path).expanduser()
+    return candidate if candidate.is_absolute() else base / candidate
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _require_file(path: Path) -> None:
+    if not path.is_file():
+        raise ScenarioError(f"scenario data file {path} does not exist; check the path (relative paths start at the suite file's folder)")
+
+
+@dataclass(frozen=True)
+class GeneratorSource:
+    """Instances produced by a plain Python generator or iterable factory."""
+
+    factory: Callable[[], Iterable[Instance]]
+
+    def __call__(self) -> Iterator[Instance]:
+        for value in self.factory():
+            if not isinstance(value, Instance):
+                name = getattr(self.factory, "__qualname__", repr(self.factory))
+                raise ScenarioError(f"scenario {name} yielded {value!r}; a scenario must yield Instance objects")
+            yield value
+
+    def provenance(self) -> dict[str, Any]:
+        code = getattr(self.factory, "__code__", None)
+        where = f"{code.co_filename}:{code.co_firstlineno}" if code else repr(self.factory)
+        return {"kind": "python", "where": where}
+
+
+@dataclass(frozen=True)
+class JsonlSource:
+    path: Path
+    fields: Fields = field(default_factory=Fields)
+    split: str = "test"
+
+    def __call__(self) -> Iterator[Instance]:
+        _require_file(self.path)
+        with self.path.open(encoding="utf-8") as handle:
+            index = 0
+            for line_number, line in enumerate(handle, start=1):
+                if not line.strip():
+                    continue
+                origin = f"{self.path}:{line_number}"
+                try:
+                    row = json.loads(line)
+                except json.JSONDecodeError as error:
+                    raise ScenarioError(f"{origin}: not valid JSON ({error.msg}); each line must be one JSON object") from None
+                if not isinstance(row, dict):
+                    raise ScenarioError(f"{origin}: expected a JSON object, got {type(row).__name__}")
+                yield self.fields.to_instance(row, index, self.split, origin)
+                index += 1
+
+    def provenance(self) -> dict[str, Any]:
+        return {"kind": "jsonl", "path": str(self.path), "sha256": _sha256(self.path) if self.path.is_file() else None}
+
+
+@dataclass(frozen=True)
+class CsvSource:
+    path: Path
+    fields: Fields = field(default_factory=Fields)
+    split: str = "test"
+    delimiter: str = ","
+
+    def __call__(self) -> Iterator[Instance]:
+        _require_file(self.path)
+        with self.path.open(encoding="utf-8", newline="") as handle:
+            reader = csv.DictReader(handle, delimiter=self.delimiter)
+            for index, row in enumerate(reader):
+                yield self.fields.to_instance(row, index, self.split, f"{self.path}:{reader.line_num}")
+
+    def provenance(self) -> dict[str, Any]:
+        return {"kind": "csv", "path": str(self.path), "sha256": _sha256(self.path) if self.path.is_file() else None}
+
+
+@dataclass(frozen=True)
+class HubSource:
+    """A dataset read with ``datasets.load_dataset``: a hub name (pin ``revision``) or a local folder.
+
+    ``splits`` maps the dataset's split names to the split names the scenario uses
+    (``{"validation": "validation", "train": "train"}``); by default every split is read as is.
+    """
+
+    name: str
+    config: str | None = None
+    revision: str | None = None
+    splits: Mapping[str, str] | None = None
+    fields: Fields = field(default_factory=Fields)
+    data_files: Any = None
+
+    def __call__(self) -> Iterator[Instance]:
+        import datasets  # heavy: imported only when a hub scenario is loaded
+
+        try:
+            loaded = datasets.load_dataset(self.name, self.config, revision=self.revision, data_files=self.data_files)
+        except Exception as error:  # datasets raises many types; the user needs the name and the fix
+            first_line = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+            raise ScenarioError(
+                f"could not load dataset {self.name!r} (config {self.config!r}, revision {self.revision!r}): {first_line}; "
+                "check the name and revision, that the hub is reachable or the dataset is in the local HF cache, "
+                "or use --holistic-source=local"
+            ) from None
+        wanted = self.splits or {name: name for name in loaded}
+        for hub_split, split in wanted.items():
+            if hub_split not in loaded:
+                raise ScenarioError(f"dataset {self.name!r} has no split {hub_split!r} (it has {', '.join(loaded)})")
+            for index, row in enumerate(loaded[hub_split]):
+                yield self.fields.to_instance(row, index, split, f"{self.name}[{hub_split}][{index}]")
+
+    def provenance(self) -> dict[str, Any]:
+        return {"kind": "hf", "name": self.name, "config": self.config, "revision": self.revision}
+
+
+def jsonl(path: str | Path, fields: Fields | None = None, *, split: str = "test") -> JsonlSource:
+    """Read instances from a JSON Lines file; rows without a ``split`` field get ``split``."""
+    return JsonlSource(_resolve(path, _caller_dir()), fields or Fields(), split)
+
+
+def csv_file(path: str | Path, fields: Fields | None = None, *, split: str = "test", delimiter: str = ",") -> CsvSource:
+    """Read instances from a CSV file with a header row."""
+    return CsvSource(_resolve(path, _caller_dir()), fields or Fields(), split, delimiter)
+
+
+def hf(
+    name: str,
+    config: str | None = None,
+    *,
+    revision: str | None = None,
+    splits: Mapping[str, str] | Sequence[str] | None = None,
+    fields: Fields | None = None,
+    data_files: Any = None,
+) -> HubSource:
+    """Read a Hugging Face dataset through ``datasets.load_dataset`` (hub name or local folder)."""
+    if splits is not None and not isinstance(splits, Mapping):
+        splits = {name_: name_ for name_ in splits}
+    local = _resolve(name, _caller_dir())
+    target = str(local) if local.exists() else name
+    return HubSource(target, config, revision, splits, fields or Fields(), data_files)

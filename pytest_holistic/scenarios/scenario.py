@@ -1,0 +1,137 @@
+"""A named collection of instances, with an optional second source (the real dataset on the hub)."""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any, overload
+
+from ..errors import ScenarioError
+from .instance import Instance
+from .loaders import GeneratorSource, Source
+
+SOURCES = ("local", "hub")
+
+
+@dataclass(frozen=True)
+class LoadedScenario:
+    """The instances of one scenario as read from one source, validated."""
+
+    name: str
+    source: str
+    instances: tuple[Instance, ...]
+    provenance: dict[str, Any]
+
+    def split(self, split: str) -> tuple[Instance, ...]:
+        return tuple(instance for instance in self.instances if instance.split == split)
+
+
+class Scenario:
+    """Instances plus where to get them. ``local`` ships with the suite; ``hub`` is the real dataset.
+
+    ``split`` is the split that becomes test items; ``train_split`` supplies few-shot examples.
+    """
+
+    def __init__(
+        self,
+        name: str,
+        local: Source | Callable[[], Iterable[Instance]] | Iterable[Instance],
+        *,
+        hub: Source | None = None,
+        split: str = "test",
+        train_split: str = "train",
+        description: str = "",
+    ) -> None:
+        self.name = name
+        self.split = split
+        self.train_split = train_split
+        self.description = description.strip()
+        self._sources: dict[str, Source] = {"local": _as_source(local)}
+        if hub is not None:
+            self._sources["hub"] = hub
+        self._loaded: dict[str, LoadedScenario] = {}
+
+    def __repr__(self) -> str:
+        return f"Scenario({self.name!r}, sources={list(self._sources)})"
+
+    @property
+    def sources(self) -> tuple[str, ...]:
+        return tuple(self._sources)
+
+    def load(self, source: str = "local") -> LoadedScenario:
+        """Read and validate the instances once per source; falls back to ``local`` if ``source`` is absent."""
+        chosen = source if source in self._sources else "local"
+        if chosen not in self._loaded:
+            reader = self._sources[chosen]
+            instances = tuple(reader())
+            _validate(self.name, instances, self.split, reader.provenance())
+            self._loaded[chosen] = LoadedScenario(self.name, chosen, instances, reader.provenance())
+        return self._loaded[chosen]
+
+
+def _as_source(local: Any) -> Source:
+    if hasattr(local, "provenance") and callable(local):
+        return local
+    if callable(local):
+        return GeneratorSource(local)
+    materialized = tuple(local)
+    return GeneratorSource(lambda: iter(materialized))
+
+
+def _validate(name: str, instances: tuple[Instance, ...], split: str, provenance: dict[str, Any]) -> None:
+    where = provenance.get("path") or provenance.get("name") or provenance.get("where") or name
+    counts = Counter(instance.id for instance in instances)
+    duplicates = sorted(instance_id for instance_id, count in counts.items() if count > 1)
+    if duplicates:
+        shown = ", ".join(repr(d) for d in duplicates[:5])
+        raise ScenarioError(f"scenario {name!r} ({where}) has duplicate instance id {shown}; every instance id must be unique")
+    if not any(instance.split == split for instance in instances):
+        splits = sorted({instance.split for instance in instances})
+        raise ScenarioError(
+            f"scenario {name!r} ({where}) has no instances in split {split!r} (splits present: {splits or 'none'}); "
+            "add instances or choose the split with @pytest.mark.holistic(..., split=...)"
+        )
+
+
+@overload
+def scenario(fn: Callable[[], Iterable[Instance]], /) -> Scenario: ...
+
+
+@overload
+def scenario(
+    *, name: str | None = ..., split: str = ..., train_split: str = ..., hub: Source | None = ...
+) -> Callable[[Callable[[], Iterable[Instance]]], Scenario]: ...
+
+
+def scenario(
+    fn: Callable[[], Iterable[Instance]] | None = None,
+    /,
+    *,
+    name: str | None = None,
+    split: str = "test",
+    train_split: str = "train",
+    hub: Source | None = None,
+) -> Any:
+    """Turn a generator of ``Instance`` objects into a :class:`Scenario` named after the function."""
+
+    def wrap(factory: Callable[[], Iterable[Instance]]) -> Scenario:
+        return Scenario(
+            name or factory.__name__,
+            GeneratorSource(factory),
+            hub=hub,
+            split=split,
+            train_split=train_split,
+            description=factory.__doc__ or "",
+        )
+
+    return wrap(fn) if fn is not None else wrap
+
+
+def subsample(instances: tuple[Instance, ...], limit: int | None, seed: int) -> tuple[Instance, ...]:
+    """At most ``limit`` instances chosen with ``seed`` (HELM's max_eval_instances), original order kept."""
+    if limit is None or limit >= len(instances):
+        return instances
+    chosen = set(random.Random(seed).sample(range(len(instances)), limit))
+    return tuple(instance for index, instance in enumerate(instances) if index in chosen)

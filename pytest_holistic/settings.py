@@ -1,0 +1,107 @@
+"""Command-line options and ini settings, read once into a frozen object."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from .errors import UserError
+from .gates import Gate, parse_gate
+from .models import ModelOptions
+from .scenarios.scenario import SOURCES
+
+DEFAULT_MODEL = "smollm2-135m"
+
+
+def add_options(parser: pytest.Parser) -> None:
+    group = parser.getgroup("holistic", "holistic language-model evaluation")
+    group.addoption("--model", "--holistic-model", dest="holistic_model", default=None, metavar="NAME_OR_PATH",
+                    help=f"model to evaluate: a hub name (gpt2-large), a local folder, scripted:PATH, or {DEFAULT_MODEL} (default)")
+    group.addoption("--holistic-gate", dest="holistic_gates", action="append", default=[], metavar="EXPR",
+                    help="scenario-level threshold '[scenario:]metric OP number', e.g. 'boolq:quasi_exact_match>=0.6' (repeatable)")
+    group.addoption("--holistic-report-dir", dest="holistic_report_dir", default=None, metavar="DIR",
+                    help="where report.json is written (default: reports/ under the rootdir)")
+    group.addoption("--holistic-source", dest="holistic_source", default=None, choices=SOURCES,
+                    help="read scenarios from their shipped files (local, default) or the real dataset on the hub")
+    group.addoption("--holistic-max-instances", dest="holistic_max_instances", type=int, default=None, metavar="N",
+                    help="evaluate at most N instances per scenario (seeded sample)")
+    group.addoption("--holistic-batch-size", dest="holistic_batch_size", type=int, default=None, metavar="N",
+                    help="requests per forward pass (default 16)")
+    group.addoption("--holistic-device", dest="holistic_device", default=None, help="cpu, cuda, cuda:1 ... (default: auto)")
+    group.addoption("--holistic-dtype", dest="holistic_dtype", default=None, help="auto, float32, bfloat16 or float16")
+    group.addoption("--holistic-model-revision", dest="holistic_model_revision", default=None, help="hub revision of --model")
+    group.addoption("--holistic-trust-remote-code", dest="holistic_trust_remote_code", action="store_true", default=False,
+                    help="allow the model repository to run its own code (off unless asked)")
+    parser.addini("holistic_model", "model to evaluate (see --model)", default=DEFAULT_MODEL)
+    parser.addini("holistic_gates", "scenario-level thresholds, one per line", type="linelist", default=[])
+    parser.addini("holistic_report_dir", "report folder, relative to the rootdir", default="reports")
+    parser.addini("holistic_source", "local or hub", default="local")
+    parser.addini("holistic_batch_size", "requests per forward pass", default="16")
+    parser.addini("holistic_shard_size", "items of one test function computed together", default="256")
+
+
+@dataclass(frozen=True)
+class Settings:
+    model: str
+    model_options: ModelOptions
+    gates: tuple[Gate, ...]
+    report_dir: Path
+    source: str
+    max_instances: int | None
+    shard_size: int
+
+    @classmethod
+    def from_config(cls, config: pytest.Config) -> Settings:
+        option = config.option
+        gates = tuple(parse_gate(text, "ini") for text in config.getini("holistic_gates")) + tuple(
+            parse_gate(text, "command line") for text in option.holistic_gates
+        )
+        source = option.holistic_source or config.getini("holistic_source")
+        if source not in SOURCES:
+            raise UserError(f"holistic_source = {source!r} is not one of {', '.join(SOURCES)}")
+        if option.holistic_report_dir:
+            report_dir = config.invocation_params.dir / Path(option.holistic_report_dir).expanduser()
+        else:
+            report_dir = config.rootpath / config.getini("holistic_report_dir")
+        batch_size = _positive(option.holistic_batch_size or config.getini("holistic_batch_size"), "batch size")
+        return cls(
+            model=option.holistic_model or config.getini("holistic_model") or DEFAULT_MODEL,
+            model_options=ModelOptions(
+                device=option.holistic_device or "auto",
+                dtype=option.holistic_dtype or "auto",
+                batch_size=batch_size,
+                revision=option.holistic_model_revision,
+                trust_remote_code=option.holistic_trust_remote_code,
+            ),
+            gates=gates,
+            report_dir=report_dir,
+            source=source,
+            max_instances=None if option.holistic_max_instances is None else _positive(option.holistic_max_instances, "max instances"),
+            shard_size=_positive(config.getini("holistic_shard_size"), "shard size"),
+        )
+
+
+def _positive(value: object, what: str) -> int:
+    try:
+        number = int(str(value))
+    except ValueError:
+        raise UserError(f"{what} {value!r} is not a whole number") from None
+    if number < 1:
+        raise UserError(f"{what} must be at least 1, got {number}")
+    return number
+
+
+def check_writable(folder: Path) -> None:
+    """Fail before any model work if reports could not be written."""
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        probe = folder / f".write-test-{os.getpid()}"
+        probe.write_text("")
+        probe.unlink()
+    except OSError as error:
+        raise UserError(
+            f"cannot write reports to {folder}: {error.strerror or error}; pass --holistic-report-dir with a writable folder"
+        ) from None

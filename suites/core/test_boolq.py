@@ -1,0 +1,31 @@
+"""BoolQ-style yes/no reading comprehension (HELM core scenario; main metric quasi exact match).
+
+The shipped passages (data/boolq.jsonl) were written for this project in the row layout of the hub
+dataset ``google/boolq``; ``--holistic-source hub`` evaluates the real BoolQ validation split.
+"""
+
+import pytest
+
+from pytest_holistic import Fields, Scenario, hf, jsonl
+
+FIELDS = Fields(input="{passage}\nQuestion: {question}?", answer="answer", labels={True: "Yes", False: "No"})
+
+boolq = Scenario(
+    "boolq",
+    local=jsonl("data/boolq.jsonl", FIELDS),
+    hub=hf("google/boolq", splits={"train": "train", "validation": "validation"}, fields=FIELDS),
+    split="validation",
+)
+
+
+@pytest.mark.holistic(
+    boolq,
+    adapter="generation",
+    input_prefix="Passage: ",
+    max_train_instances=2,
+    max_tokens=3,
+    metrics=("quasi_exact_match", "exact_match", "prefix_exact_match"),
+)
+def test_boolq(completion, record):
+    # A yes/no task: the answer must at least be one of the two labels.
+    record(valid_label=completion.text.strip(" .").lower() in ("yes", "no"))

@@ -1,0 +1,32 @@
+"""IMDB-style movie-review sentiment (HELM core scenario; main metric quasi exact match).
+
+The shipped reviews (data/imdb.jsonl) are of invented films, written for this project in the row
+layout of the hub dataset ``stanfordnlp/imdb``; ``--holistic-source hub`` evaluates the real test split.
+Each label is scored by log-likelihood (multiple_choice_separate), so the model always picks a label
+and the probability it gives its answer is kept for calibration.
+"""
+
+import pytest
+
+from pytest_holistic import Fields, Scenario, hf, jsonl
+
+FIELDS = Fields(input="text", answer="label", labels={0: "Negative", 1: "Positive"})
+
+imdb = Scenario(
+    "imdb",
+    local=jsonl("data/imdb.jsonl", FIELDS),
+    hub=hf("stanfordnlp/imdb", splits={"train": "train", "test": "test"}, fields=FIELDS),
+    split="test",
+)
+
+
+@pytest.mark.holistic(
+    imdb,
+    adapter="multiple_choice_separate",
+    input_prefix="Passage: ",
+    output_prefix="Sentiment: ",
+    max_train_instances=2,
+    metrics=("exact_match", "quasi_exact_match"),
+)
+def test_imdb(completion):
+    assert completion.text in ("Positive", "Negative")
