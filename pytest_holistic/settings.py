@@ -23,7 +23,7 @@ def add_options(parser: pytest.Parser) -> None:
     group.addoption("--holistic-gate", dest="holistic_gates", action="append", default=[], metavar="EXPR",
                     help="scenario-level threshold '[scenario:]metric OP number', e.g. 'boolq:quasi_exact_match>=0.6' (repeatable)")
     group.addoption("--holistic-report-dir", dest="holistic_report_dir", default=None, metavar="DIR",
-                    help="where report.json is written (default: reports/ under the rootdir)")
+                    help="where report.json is written (default: ./reports)")
     group.addoption("--holistic-source", dest="holistic_source", default=None, choices=SOURCES,
                     help="read scenarios from their shipped files (local, default) or the real dataset on the hub")
     group.addoption("--holistic-max-instances", dest="holistic_max_instances", type=int, default=None, metavar="N",
@@ -37,7 +37,7 @@ def add_options(parser: pytest.Parser) -> None:
                     help="allow the model repository to run its own code (off unless asked)")
     parser.addini("holistic_model", "model to evaluate (see --model)", default=DEFAULT_MODEL)
     parser.addini("holistic_gates", "scenario-level thresholds, one per line", type="linelist", default=[])
-    parser.addini("holistic_report_dir", "report folder, relative to the rootdir", default="reports")
+    parser.addini("holistic_report_dir", "report folder, relative to the ini file (default: ./reports)", default="")
     parser.addini("holistic_source", "local or hub", default="local")
     parser.addini("holistic_batch_size", "requests per forward pass", default="16")
     parser.addini("holistic_shard_size", "items of one test function computed together", default="256")
@@ -64,8 +64,11 @@ class Settings:
             raise UserError(f"holistic_source = {source!r} is not one of {', '.join(SOURCES)}")
         if option.holistic_report_dir:
             report_dir = config.invocation_params.dir / Path(option.holistic_report_dir).expanduser()
+        elif config.getini("holistic_report_dir"):
+            base = config.inipath.parent if config.inipath is not None else config.rootpath
+            report_dir = base / Path(config.getini("holistic_report_dir")).expanduser()
         else:
-            report_dir = config.rootpath / config.getini("holistic_report_dir")
+            report_dir = config.invocation_params.dir / "reports"
         batch_size = _positive(option.holistic_batch_size or config.getini("holistic_batch_size"), "batch size")
         return cls(
             model=option.holistic_model or config.getini("holistic_model") or DEFAULT_MODEL,

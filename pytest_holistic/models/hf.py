@@ -40,6 +40,14 @@ def weights_hash(folder: Path) -> str:
     return "sha256:" + digest.hexdigest()[:16]
 
 
+def _cached_commit(repo: str, revision: str | None) -> str | None:
+    """The commit of the snapshot the hub files were read from (the revision to record)."""
+    from huggingface_hub import try_to_load_from_cache
+
+    found = try_to_load_from_cache(repo, "config.json", revision=revision)
+    return Path(found).parent.name if isinstance(found, str) else None
+
+
 def _first_line(error: BaseException) -> str:
     text = str(error).strip()
     return text.splitlines()[0] if text else type(error).__name__
@@ -109,8 +117,10 @@ class HFModel:
             )
             raise ModelLoadError(f"could not load model {name_or_path!r}: {_first_line(error)}; {hint}") from None
         model.to(torch_device).eval()
-        if revision is None:
-            revision = getattr(model.config, "_commit_hash", None) or (weights_hash(folder) if folder.is_dir() else None)
+        if folder.is_dir():
+            revision = revision or weights_hash(folder)
+        else:
+            revision = _cached_commit(name_or_path, revision) or getattr(model.config, "_commit_hash", None) or revision
         info = ModelInfo(
             name=display_name or name_or_path,
             backend="transformers",
@@ -165,9 +175,9 @@ class HFModel:
                     row_logprobs = torch.log_softmax(logits[r, cols].float(), dim=-1)
                     target = torch.tensor(continuation, device=row_logprobs.device)
                     logprob = float(row_logprobs.gather(-1, target[:, None]).sum())
-                    if not math.isfinite(logprob):
+                    if math.isnan(logprob):
                         raise ModelOutputError(
-                            f"model {self.info.name!r} returned a non-finite log-probability ({logprob}) for "
+                            f"model {self.info.name!r} returned a NaN log-probability for "
                             f"{requests[i].continuation!r}; its weights or dtype are broken (try --holistic-dtype float32)"
                         )
                     greedy = bool((row_logprobs.argmax(-1) == target).all())
@@ -237,9 +247,9 @@ class HFModel:
                 tokens = tokens[: tokens.index(self.eos_id)]
             text, kept = self._cut_at_stop(tokens, stop)
             logprobs = tuple(float(step_logprobs[r, k, tokens[k]]) for k in range(kept))
-            if any(not math.isfinite(value) for value in logprobs):
+            if bool(torch.isnan(step_logprobs[r, : max(kept, 1)]).any()):
                 raise ModelOutputError(
-                    f"model {self.info.name!r} returned non-finite log-probabilities while generating; "
+                    f"model {self.info.name!r} returned NaN log-probabilities while generating; "
                     "its weights or dtype are broken (try --holistic-dtype float32)"
                 )
             results.append(GenerationResult(text, logprobs, len(prompts[r]), elapsed))

@@ -1,0 +1,26 @@
+"""Shared fixtures: a tiny GPT-2 built once per session, and helpers for pytester suites."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.tiny_model import build_tiny_gpt2
+
+
+@pytest.fixture(scope="session")
+def tiny_gpt2(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A saved tiny GPT-2 folder (loads with from_pretrained, like any local model)."""
+    return build_tiny_gpt2(tmp_path_factory.mktemp("models") / "tiny-gpt2")
+
+
+@pytest.fixture
+def read_report():
+    """Read the report.json a pytester run wrote under its reports/ folder."""
+
+    def read(root: Path, model: str) -> dict:
+        return json.loads((root / "reports" / model / "report.json").read_text())
+
+    return read

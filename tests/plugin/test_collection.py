@@ -1,0 +1,114 @@
+"""Instances become pytest items with stable ids; malformed suites are collection errors that say the fix."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.plugin.suites import capitals
+
+
+def test_instance_ids_are_param_ids(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_caps=capitals())
+    result = pytester.runpytest("--collect-only", "-q")
+    result.stdout.fnmatch_lines(
+        ["test_caps.py::test_capitals[fr]", "test_caps.py::test_capitals[jp]", "test_caps.py::test_capitals[it]", "test_caps.py::test_capitals[eg]"]
+    )
+    assert result.ret == 0
+
+
+def test_k_selects_instances(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_caps=capitals())
+    result = pytester.runpytest("--collect-only", "-q", "-k", "jp or fr")
+    result.stdout.fnmatch_lines(["*2/4 tests collected (2 deselected)*"])
+
+
+def test_duplicate_instance_id_fails_collection_naming_it(pytester: pytest.Pytester) -> None:
+    rows = [{"id": "q1", "input": "a", "references": ["x"]}, {"id": "q1", "input": "b", "references": ["y"]}]
+    pytester.path.joinpath("data.jsonl").write_text("\n".join(json.dumps(row) for row in rows))
+    pytester.makepyfile(
+        test_dup="""
+        import pytest
+        from pytest_holistic import Scenario, jsonl
+        dup = Scenario("dup", local=jsonl("data.jsonl"))
+        @pytest.mark.holistic(dup)
+        def test_dup(completion):
+            pass
+        """
+    )
+    result = pytester.runpytest()
+    assert result.ret == pytest.ExitCode.INTERRUPTED
+    result.stdout.fnmatch_lines(["*ERROR collecting test_dup.py*", "*duplicate instance id 'q1'*every instance id must be unique*"])
+    assert "Traceback" not in result.stdout.str()
+
+
+def test_malformed_jsonl_names_file_and_line(pytester: pytest.Pytester) -> None:
+    pytester.path.joinpath("data.jsonl").write_text('{"id": "a", "input": "x", "references": ["y"]}\n{"id": "b", "input": \n')
+    pytester.makepyfile(
+        test_bad="""
+        import pytest
+        from pytest_holistic import Scenario, jsonl
+        bad = Scenario("bad", local=jsonl("data.jsonl"))
+        @pytest.mark.holistic(bad)
+        def test_bad(completion):
+            pass
+        """
+    )
+    result = pytester.runpytest()
+    assert result.ret == pytest.ExitCode.INTERRUPTED
+    result.stdout.fnmatch_lines(["*data.jsonl:2: not valid JSON*"])
+
+
+@pytest.mark.parametrize(
+    ("marker_args", "message"),
+    [
+        ("capitals, adaptor='generation'", "*unknown key(s) 'adaptor'*known keys:*"),
+        ("capitals, metrics=('exact_mach',)", "*unknown metric 'exact_mach'*known metrics:*exact_match*"),
+        ("capitals, gates=('exact_match >> 0.5',)", "*malformed gate 'exact_match >> 0.5'*"),
+        ("capitals, adapter='multiple_choice_jointly'", "*unknown adapter 'multiple_choice_jointly'*"),
+        ("'capitals'", "*needs a scenario as first argument*"),
+        ("capitals, split='validation'", "*no instances in split 'validation'*"),
+    ],
+)
+def test_bad_marker_is_a_collection_error(pytester: pytest.Pytester, marker_args: str, message: str) -> None:
+    pytester.makepyfile(
+        test_bad=f"""
+        import pytest
+        from pytest_holistic import Instance, scenario
+        @scenario
+        def capitals():
+            yield Instance(id="fr", input="The capital of France is", references=("Paris",))
+        @pytest.mark.holistic({marker_args})
+        def test_it(completion):
+            pass
+        """
+    )
+    result = pytester.runpytest()
+    assert result.ret == pytest.ExitCode.INTERRUPTED
+    result.stdout.fnmatch_lines(["*ERROR collecting test_bad.py*", message])
+
+
+def test_empty_scenario_is_a_collection_error(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(
+        test_empty="""
+        import pytest
+        from pytest_holistic import scenario
+        @scenario
+        def nothing():
+            return iter(())
+        @pytest.mark.holistic(nothing)
+        def test_it(completion):
+            pass
+        """
+    )
+    result = pytester.runpytest()
+    assert result.ret == pytest.ExitCode.INTERRUPTED
+    result.stdout.fnmatch_lines(["*scenario 'nothing'*has no instances in split 'test'*"])
+
+
+def test_plain_tests_are_untouched(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_plain="def test_ok():\n    assert 1 + 1 == 2\n")
+    result = pytester.runpytest()
+    result.assert_outcomes(passed=1)
+    assert "holistic summary" not in result.stdout.str()

@@ -1,0 +1,42 @@
+"""``-n 2`` gives the same metrics and instance records as a serial run."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.plugin.suites import capitals
+
+VOLATILE = ("execution",)  # wall time and worker id legitimately differ between runs
+
+
+def _stable(report: dict) -> dict:
+    runs = []
+    for run in report["runs"]:
+        instances = [{k: v for k, v in record.items() if k not in VOLATILE} for record in run["instances"]]
+        for record in instances:
+            record["completion"] = {k: v for k, v in record["completion"].items() if k != "seconds"}
+        runs.append({**run, "instances": instances})
+    return {"runs": runs, "gates": report["gates"], "model": {k: v for k, v in report["model"].items() if k != "details"}}
+
+
+def test_two_workers_match_serial(pytester: pytest.Pytester, tiny_gpt2: Path) -> None:
+    pytester.makepyfile(test_caps=capitals(", gates=('quasi_exact_match>=0.5',)"))
+    pytester.makepyfile(
+        test_more=capitals().replace("def capitals", "def capitals_more").replace("(capitals,", "(capitals_more,")
+        .replace("def test_capitals", "def test_more")
+    )
+    serial = pytester.runpytest_subprocess("--model", str(tiny_gpt2), "-p", "no:randomly", "--holistic-report-dir", "serial", timeout=300)
+    serial.assert_outcomes(passed=9)
+    parallel = pytester.runpytest_subprocess("--model", str(tiny_gpt2), "-n", "2", "--holistic-report-dir", "parallel", timeout=300)
+    parallel.assert_outcomes(passed=9)
+    parallel.stdout.fnmatch_lines(["*holistic summary*", "capitals *generation*4*0.750*", "capitals_more *generation*4*0.750*"])
+    one = json.loads((pytester.path / "serial" / "tiny-gpt2" / "report.json").read_text())
+    two = json.loads((pytester.path / "parallel" / "tiny-gpt2" / "report.json").read_text())
+    assert _stable(one) == _stable(two)
+    assert sorted(two["workers"]) == ["gw0", "gw1"]
+    assert list(one["workers"]) == ["main"]
+    computed = sum(worker["generation_requests"] for worker in two["workers"].values())
+    assert computed >= one["workers"]["main"]["generation_requests"] == 8

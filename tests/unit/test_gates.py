@@ -1,0 +1,162 @@
+"""Gate expressions: parsing, rejection of malformed text, and the verdict with its one-line message."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from pytest_holistic.errors import GateSyntaxError, UserError
+from pytest_holistic.gates import Gate, judge, parse_gate
+from pytest_holistic.metrics.stats import Stat
+
+
+@pytest.mark.parametrize(
+    ("text", "scenario", "metric", "op", "threshold"),
+    [
+        ("exact_match>=0.6", None, "exact_match", ">=", 0.6),
+        ("boolq:quasi_exact_match >= 0.99", "boolq", "quasi_exact_match", ">=", 0.99),
+        ("f1_score<0.5", None, "f1_score", "<", 0.5),
+        ("x==1", None, "x", "==", 1.0),
+        ("exact_match>=1e-1", None, "exact_match", ">=", 0.1),
+        ("exact_match > 5E-2", None, "exact_match", ">", 0.05),
+        ("exact_match<=.5", None, "exact_match", "<=", 0.5),
+        ("  mmlu/abstract_algebra-v1.2 : exact_match  >=  -0.25  ", "mmlu/abstract_algebra-v1.2", "exact_match", ">=", -0.25),
+        ("loss<+3", None, "loss", "<", 3.0),
+    ],
+)
+def test_parse_valid_gates(text: str, scenario: str | None, metric: str, op: str, threshold: float) -> None:
+    gate = parse_gate(text)
+    assert gate == Gate(scenario, metric, op, threshold, "marker")
+
+
+def test_parse_keeps_the_origin() -> None:
+    assert parse_gate("exact_match>=0.6", origin="--holistic-gate").origin == "--holistic-gate"
+
+
+def test_expression_is_canonical() -> None:
+    assert parse_gate("boolq : quasi_exact_match >= 0.99").expression == "boolq:quasi_exact_match>=0.99"
+    assert parse_gate("exact_match>=1e-1").expression == "exact_match>=0.1"
+    assert parse_gate("x == 1.0").expression == "x==1"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "exact_match>>0.6",
+        "exact_match",
+        ">=0.5",
+        "exact_match>=abc",
+        "",
+        "exact_match=>0.6",
+        "exact_match>=0.6%",
+        "exact_match>=nan",
+        "a:b:exact_match>=0.5",
+        "1metric>=0.5",
+    ],
+)
+def test_malformed_gates_name_the_bad_text(text: str) -> None:
+    with pytest.raises(GateSyntaxError) as raised:
+        parse_gate(text)
+    message = str(raised.value)
+    assert repr(text) in message
+    assert "[scenario:]metric OP number" in message
+    assert isinstance(raised.value, UserError)
+
+
+def test_non_string_gate_is_a_syntax_error() -> None:
+    with pytest.raises(GateSyntaxError, match="0.6"):
+        parse_gate(0.6)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("text", "value", "holds"),
+    [
+        ("m>=0.6", 0.6, True),
+        ("m>=0.6", 0.59, False),
+        ("m>0.6", 0.6, False),
+        ("m>0.6", 0.61, True),
+        ("m<=0.5", 0.5, True),
+        ("m<0.5", 0.5, False),
+        ("m==1", 1.0, True),
+        ("m==1", 0.999, False),
+        ("m>=0", math.nan, False),
+        ("m<=1", math.nan, False),
+    ],
+)
+def test_gate_holds(text: str, value: float, holds: bool) -> None:
+    assert parse_gate(text).holds(value) is holds
+
+
+# -- judge ------------------------------------------------------------------------------------------
+
+STATS = {"exact_match": Stat.of([1, 0, 1, 1]), "f1_score": Stat.of([0.5, 0.5])}
+
+
+def test_judge_pass() -> None:
+    result = judge(parse_gate("exact_match>=0.6"), "run-key", "boolq", STATS, (0.0, 1.0))
+    # mean = 3/4; interval 0.75 -/+ 1.959964 * 0.25 -> (0.2600, 1.2400) clipped to (0.2600, 1.0)
+    assert result.passed is True
+    assert result.observed == 0.75
+    assert result.n == 4
+    assert result.run == "run-key"
+    assert result.scenario == "boolq"
+    assert result.interval[0] == pytest.approx(0.260009, abs=1e-6)
+    assert result.interval[1] == 1.0
+    message = result.message
+    for part in ("boolq", "exact_match", "0.7500", "n=4", ">= 0.6", "meets", "0.2600", "1.0000"):
+        assert part in message, part
+    assert "does not meet" not in message
+    assert "\n" not in message
+
+
+def test_judge_fail() -> None:
+    result = judge(parse_gate("boolq:exact_match>=0.8"), "run-key", "boolq", STATS, (0.0, 1.0))
+    assert result.passed is False
+    assert result.observed == 0.75
+    message = result.message
+    for part in ("boolq", "exact_match", "0.7500", "n=4", "does not meet", ">= 0.8"):
+        assert part in message, part
+
+
+def test_judge_upper_threshold() -> None:
+    # f1 mean = (0.5 + 0.5) / 2 = 0.5 -> "< 0.5" fails, "<= 0.5" passes
+    assert judge(parse_gate("f1_score<0.5"), "r", "qa", STATS, (0.0, 1.0)).passed is False
+    assert judge(parse_gate("f1_score<=0.5"), "r", "qa", STATS, (0.0, 1.0)).passed is True
+
+
+def test_judge_unrecorded_metric_fails_naming_the_recorded_ones() -> None:
+    result = judge(parse_gate("quasi_exact_match>=0.5"), "r", "boolq", STATS, (0.0, 1.0))
+    assert result.passed is False
+    assert math.isnan(result.observed)
+    assert result.n == 0
+    message = result.message
+    assert "'quasi_exact_match'" in message
+    assert "not recorded" in message
+    assert "recorded: exact_match, f1_score" in message
+    assert "boolq" in message
+
+
+def test_judge_with_nothing_recorded() -> None:
+    result = judge(parse_gate("exact_match>=0.5"), "r", "boolq", {}, None)
+    assert result.passed is False
+    assert "recorded: none" in result.message
+
+
+def test_judge_without_bounds_does_not_clip() -> None:
+    # 0.75 + 0.489991 = 1.239991 stays unclipped
+    result = judge(parse_gate("exact_match>=0.6"), "r", "boolq", STATS, None)
+    assert result.interval[1] == pytest.approx(1.239991, abs=1e-6)
+
+
+def test_gate_result_to_dict() -> None:
+    record = judge(parse_gate("boolq:exact_match>=0.6", origin="cli"), "r", "boolq", STATS, (0.0, 1.0)).to_dict()
+    assert record["gate"] == "boolq:exact_match>=0.6"
+    assert record["origin"] == "cli"
+    assert record["metric"] == "exact_match"
+    assert record["op"] == ">="
+    assert record["threshold"] == 0.6
+    assert record["observed"] == 0.75
+    assert record["n"] == 4
+    assert record["passed"] is True
+    assert isinstance(record["ci95"], list) and len(record["ci95"]) == 2
