@@ -140,7 +140,15 @@ class Adapter:
     def __init__(self, spec: AdapterSpec, examples: Sequence[Instance]) -> None:
         self.spec = spec
         self.examples = tuple(examples)
+        for example in self.examples:
+            self._check_options(example)
         self._preamble = self._build_preamble()
+
+    def _check_options(self, instance: Instance) -> None:
+        if self.spec.method == "multiple_choice_joint" and not 1 < len(instance.choices) <= len(LETTERS):
+            raise UserError(f"instance {instance.id!r} has {len(instance.choices)} options; multiple_choice_joint needs 2 to 26")
+        if self.spec.method == "multiple_choice_separate" and not instance.choices:
+            raise UserError(f"instance {instance.id!r} has no options; multiple_choice_separate needs references to score")
 
     def _options(self, instance: Instance) -> str:
         return "".join(f"{LETTERS[k]}. {text}\n" for k, text in enumerate(instance.choices))
@@ -166,14 +174,11 @@ class Adapter:
 
     def plan(self, instance: Instance) -> Plan:
         spec = self.spec
+        self._check_options(instance)
         prompt = (self._preamble + self._question(instance)).rstrip(" ")
         if spec.method == "multiple_choice_separate":
-            if not instance.choices:
-                raise UserError(f"instance {instance.id!r} has no options; multiple_choice_separate needs references to score")
             space = "" if prompt.endswith("\n") else " "
             return Plan(prompt, loglikelihood=tuple(LoglikelihoodRequest(prompt, space + text.strip()) for text in instance.choices))
-        if spec.method == "multiple_choice_joint" and not 1 < len(instance.choices) <= len(LETTERS):
-            raise UserError(f"instance {instance.id!r} has {len(instance.choices)} options; multiple_choice_joint needs 2 to 26")
         return Plan(prompt, generation=GenerationRequest(prompt, spec.max_tokens, spec.stop, 0.0, spec.seed))
 
     def interpret(

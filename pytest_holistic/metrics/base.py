@@ -25,6 +25,9 @@ class Score(float):
         score.metric = metric
         return score
 
+    def __getnewargs__(self) -> tuple[float, str]:  # type: ignore[override]
+        return (float(self), self.metric)
+
     def __repr__(self) -> str:
         return f"{self.metric}={float(self):.4g}"
 

@@ -1,4 +1,8 @@
-"""A mergeable summary statistic, so per-worker partials combine to the serial answer."""
+"""A mergeable summary statistic, so per-worker partials combine to the serial answer.
+
+It keeps count, mean and the sum of squared deviations (Welford; Chan et al. for merging) rather
+than raw sums of squares, which lose all precision when values are large and close together.
+"""
 
 from __future__ import annotations
 
@@ -11,11 +15,11 @@ Z_95 = 1.959963984540054
 
 @dataclass(frozen=True)
 class Stat:
-    """Count, sum, sum of squares, min and max of a metric's per-instance values."""
+    """Count, mean, sum of squared deviations, min and max of a metric's per-instance values."""
 
     count: int = 0
-    total: float = 0.0
-    sum_squares: float = 0.0
+    mean_: float = 0.0
+    m2: float = 0.0
     min: float = math.inf
     max: float = -math.inf
 
@@ -28,28 +32,36 @@ class Stat:
 
     def add(self, value: float) -> Stat:
         value = float(value)
-        return Stat(self.count + 1, self.total + value, self.sum_squares + value * value, min(self.min, value), max(self.max, value))
+        count = self.count + 1
+        delta = value - self.mean_
+        mean = self.mean_ + delta / count
+        return Stat(count, mean, self.m2 + delta * (value - mean), min(self.min, value), max(self.max, value))
 
     def merge(self, other: Stat) -> Stat:
-        return Stat(
-            self.count + other.count,
-            self.total + other.total,
-            self.sum_squares + other.sum_squares,
-            min(self.min, other.min),
-            max(self.max, other.max),
-        )
+        if not other.count:
+            return self
+        if not self.count:
+            return other
+        count = self.count + other.count
+        delta = other.mean_ - self.mean_
+        mean = self.mean_ + delta * other.count / count
+        m2 = self.m2 + other.m2 + delta * delta * self.count * other.count / count
+        return Stat(count, mean, m2, min(self.min, other.min), max(self.max, other.max))
+
+    @property
+    def total(self) -> float:
+        return self.mean_ * self.count
 
     @property
     def mean(self) -> float:
-        return self.total / self.count if self.count else math.nan
+        return self.mean_ if self.count else math.nan
 
     @property
     def variance(self) -> float:
         """Sample variance (n - 1 denominator); 0 for a single value."""
         if self.count < 2:
             return 0.0
-        centered = self.sum_squares - self.total * self.total / self.count
-        return max(centered, 0.0) / (self.count - 1)
+        return max(self.m2, 0.0) / (self.count - 1)
 
     @property
     def stderr(self) -> float:

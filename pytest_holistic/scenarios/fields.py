@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from string import Formatter
 from typing import Any
 
@@ -35,7 +35,6 @@ class Fields:
     split: str = "split"
     group: str | None = "group"
     tags: str = "tags"
-    extra: Mapping[str, str] = field(default_factory=dict)
 
     def to_instance(self, row: Mapping[str, Any], index: int, default_split: str, origin: str) -> Instance:
         """Build the instance for ``row``; ``origin`` (file:line, hub split/index) goes into errors."""
@@ -43,6 +42,8 @@ class Fields:
             return self._build(row, index, default_split)
         except ScenarioError as error:
             raise ScenarioError(f"{origin}: {error}") from None
+        except (ValueError, TypeError) as error:
+            raise ScenarioError(f"{origin}: {error}; fix the row or the scenario's Fields(...) mapping") from None
         except KeyError as error:
             raise ScenarioError(
                 f"{origin}: row has no field {error.args[0]!r} (fields present: {', '.join(map(str, row))}); "
@@ -89,8 +90,10 @@ class Fields:
 def _label_name(labels: Mapping[Any, str], value: Any) -> str:
     if value in labels:
         return labels[value]
+    text = str(value).strip().lower()
     for key, name in labels.items():
-        if str(key).lower() == str(value).strip().lower():
+        spellings = {str(key).lower()} | ({str(int(key))} if isinstance(key, bool) else set())
+        if text in spellings:
             return name
     raise ScenarioError(f"label {value!r} is not one of {list(labels)!r}; extend Fields(labels=...)")
 

@@ -67,6 +67,8 @@ class Instance:
         **metadata: object,
     ) -> Instance:
         """Build a multiple-choice instance from options and the index (or text) of the right one."""
+        if isinstance(answer, bool) or not isinstance(answer, int | str):
+            raise ScenarioError(f"instance {id!r}: answer {answer!r} must be the index or the text of the right choice")
         if isinstance(answer, str):
             if answer not in choices:
                 raise ScenarioError(f"instance {id!r}: answer {answer!r} is not one of the choices {list(choices)!r}")

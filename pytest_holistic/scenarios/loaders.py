@@ -78,7 +78,7 @@ class JsonlSource:
 
     def __call__(self) -> Iterator[Instance]:
         _require_file(self.path)
-        with self.path.open(encoding="utf-8") as handle:
+        with self.path.open(encoding="utf-8-sig") as handle:
             index = 0
             for line_number, line in enumerate(handle, start=1):
                 if not line.strip():
@@ -106,7 +106,7 @@ class CsvSource:
 
     def __call__(self) -> Iterator[Instance]:
         _require_file(self.path)
-        with self.path.open(encoding="utf-8", newline="") as handle:
+        with self.path.open(encoding="utf-8-sig", newline="") as handle:
             reader = csv.DictReader(handle, delimiter=self.delimiter)
             for index, row in enumerate(reader):
                 yield self.fields.to_instance(row, index, self.split, f"{self.path}:{reader.line_num}")

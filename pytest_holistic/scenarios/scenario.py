@@ -82,11 +82,13 @@ def _as_source(local: Any) -> Source:
 
 def _validate(name: str, instances: tuple[Instance, ...], split: str, provenance: dict[str, Any]) -> None:
     where = provenance.get("path") or provenance.get("name") or provenance.get("where") or name
-    counts = Counter(instance.id for instance in instances)
-    duplicates = sorted(instance_id for instance_id, count in counts.items() if count > 1)
+    counts = Counter((instance.split, instance.id) for instance in instances)
+    duplicates = sorted(key for key, count in counts.items() if count > 1)
     if duplicates:
-        shown = ", ".join(repr(d) for d in duplicates[:5])
-        raise ScenarioError(f"scenario {name!r} ({where}) has duplicate instance id {shown}; every instance id must be unique")
+        shown = ", ".join(f"{instance_id!r} (split {split!r})" for split, instance_id in duplicates[:5])
+        raise ScenarioError(
+            f"scenario {name!r} ({where}) has duplicate instance id {shown}; instance ids must be unique within a split"
+        )
     if not any(instance.split == split for instance in instances):
         splits = sorted({instance.split for instance in instances})
         raise ScenarioError(

@@ -36,3 +36,43 @@ def test_core_suite_on_embedded_model_with_an_unmeetable_gate(tmp_path: Path) ->
     assert runs["imdb"]["metrics"]["exact_match"]["mean"] >= 0.75
     (gate,) = report["gates"]
     assert gate["scenario"] == "boolq" and gate["passed"] is False and gate["n"] == 60
+
+
+def _run_core(model: str, report_dir: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    command = [sys.executable, "-m", "pytest", "suites/core", "-q", "-p", "no:cacheprovider", "--model", model,
+               "--holistic-max-instances", "6", "--holistic-report-dir", str(report_dir)]
+    return subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=600, env=env)
+
+
+def _check_core_report(report_path: Path) -> dict:
+    report = json.loads(report_path.read_text())
+    assert sorted(run["scenario"] for run in report["runs"]) == ["boolq", "imdb", "mmlu"]
+    assert all(run["n"] == 6 and run["outcomes"] == {"passed": 6} for run in report["runs"])
+    return report
+
+
+def test_core_suite_with_a_saved_gpt2_folder(tiny_gpt2: Path, tmp_path: Path) -> None:
+    completed = _run_core(str(tiny_gpt2), tmp_path)
+    assert completed.returncode == 0, completed.stdout[-3000:] + completed.stderr[-2000:]
+    assert "holistic summary" in completed.stdout
+    report = _check_core_report(tmp_path / "tiny-gpt2" / "report.json")
+    assert report["model"]["revision"].startswith("sha256:")
+
+
+def test_core_suite_with_a_hub_name_from_the_local_cache(tiny_gpt2: Path, tmp_path: Path) -> None:
+    import os
+    import shutil
+
+    commit = "89abcdef0123456789abcdef0123456789abcdef"
+    root = tmp_path / "hf" / "hub" / "models--holistic-test--gpt2-mini"
+    (root / "snapshots" / commit).mkdir(parents=True)
+    for file in tiny_gpt2.iterdir():
+        shutil.copy(file, root / "snapshots" / commit / file.name)
+    (root / "refs").mkdir()
+    (root / "refs" / "main").write_text(commit)
+    env = {**os.environ, "HF_HOME": str(tmp_path / "hf"), "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
+    env.pop("HF_HUB_CACHE", None)
+    completed = _run_core("holistic-test/gpt2-mini", tmp_path / "reports", env)
+    assert completed.returncode == 0, completed.stdout[-3000:] + completed.stderr[-2000:]
+    report = _check_core_report(tmp_path / "reports" / "holistic-test_gpt2-mini" / "report.json")
+    assert report["model"]["revision"] == commit

@@ -238,14 +238,6 @@ def test_score_repr_rounds_to_four_significant_digits() -> None:
     assert repr(f1_score("cat cat cat", ["cat dog"])) == "f1_score=0.6667"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "BUG: Score.__new__ requires 'metric' but float's pickling protocol rebuilds with the value only, "
-        "so copy.copy, copy.deepcopy and pickle of a Score raise TypeError"
-    ),
-    raises=TypeError,
-)
 @pytest.mark.parametrize("clone", [copy.copy, copy.deepcopy, lambda s: pickle.loads(pickle.dumps(s))], ids=["copy", "deepcopy", "pickle"])
 def test_score_can_be_copied_and_pickled(clone) -> None:
     score = f1_score("cat cat cat", ["cat dog"])

@@ -163,14 +163,6 @@ def test_joint_needs_at_least_two_options() -> None:
     assert plan.prompt.endswith("Z. o25\nAnswer:")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "BUG: Adapter.plan builds the joint prompt (LETTERS[k] in _options) before checking the option count, "
-        "so 27 options raise IndexError instead of the intended UserError"
-    ),
-    raises=IndexError,
-)
 def test_joint_with_more_than_26_options_is_a_user_error() -> None:
     adapter = Adapter(make_spec("multiple_choice_joint"), [])
     with pytest.raises(UserError, match="27 options"):

@@ -143,14 +143,6 @@ def test_fields_bool_labels_from_csv_text(cell: str, expected: str) -> None:
     assert build(fields, {"id": "a", "question": "Q", "label": cell}).correct_references == (expected,)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "BUG: fields._label_name compares str(key).lower() with the cell, so bool labels accept the CSV text "
-        "'true'/'false' but not '1'/'0', although the JSON numbers 1/0 are accepted (1 == True)"
-    ),
-    raises=ScenarioError,
-)
 @pytest.mark.parametrize(("cell", "expected"), [("1", "Yes"), ("0", "No")])
 def test_fields_bool_labels_from_csv_digits(cell: str, expected: str) -> None:
     fields = Fields(input="question", labels={True: "Yes", False: "No"})
@@ -199,28 +191,12 @@ def test_fields_missing_column_names_field_and_origin() -> None:
     assert "passage" in message  # lists the fields present
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "BUG: Fields.to_instance only converts ScenarioError/KeyError; a choices cell that is not JSON makes "
-        "json.loads in Fields._choices raise a bare JSONDecodeError without the file:line origin"
-    ),
-    raises=ValueError,
-)
 def test_fields_choices_cell_that_is_not_json_is_a_scenario_error() -> None:
     fields = Fields(input="question", choices="options")
     with pytest.raises(ScenarioError, match="origin.jsonl:1"):
         build(fields, {"id": "a", "question": "Colour?", "options": "red|blue", "answer": 0})
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "BUG: a null answer reaches Instance.multiple_choice, whose range check '0 <= answer' raises a bare "
-        "TypeError instead of a ScenarioError naming the row"
-    ),
-    raises=TypeError,
-)
 def test_fields_null_answer_is_a_scenario_error() -> None:
     fields = Fields(input="question", choices="options")
     with pytest.raises(ScenarioError, match="origin.jsonl:1"):
@@ -340,14 +316,6 @@ def test_csv_file_missing_column_names_field_and_line(tmp_path: Path) -> None:
     assert "'references'" in str(raised.value)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "BUG: CsvSource/JsonlSource open files with encoding='utf-8', so a UTF-8 byte-order mark (Excel's "
-        "'CSV UTF-8') sticks to the first header ('\\ufeffid'): the id column is silently ignored"
-    ),
-    raises=AssertionError,
-)
 def test_csv_file_with_byte_order_mark(tmp_path: Path) -> None:
     path = tmp_path / "excel.csv"
     path.write_text("id,input,references\nq1,Capital of France?,Paris\n", encoding="utf-8-sig")
@@ -526,3 +494,9 @@ def test_subsample() -> None:
     # original order is kept
     positions = [instances.index(i) for i in chosen]
     assert positions == sorted(positions)
+
+
+def test_same_id_in_two_splits_is_allowed() -> None:
+    # Hub datasets such as super_glue/boolq restart their index column in every split.
+    loaded = Scenario("qa", [Instance("0", "a", ["x"], split="train"), Instance("0", "b", ["y"], split="test")]).load()
+    assert [i.split for i in loaded.split("test")] == ["test"]

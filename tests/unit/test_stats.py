@@ -27,7 +27,8 @@ def test_hand_computed_stat() -> None:
     # n = 4, mean = 3/4
     assert stat.count == 4
     assert stat.total == 3.0
-    assert stat.sum_squares == 3.0
+    # squared deviations: 3 * (1 - 0.75)**2 + (0 - 0.75)**2 = 0.1875 + 0.5625 = 0.75
+    assert stat.m2 == pytest.approx(0.75)
     assert (stat.min, stat.max) == (0.0, 1.0)
     assert stat.mean == 0.75
     # sample variance = (3 * 0.25**2 + 0.75**2) / (4 - 1) = (0.1875 + 0.5625) / 3 = 0.25
@@ -106,7 +107,7 @@ def test_merge_of_partials_equals_stat_of_all(left: list[float], right: list[flo
     if whole.count:
         assert close(merged.mean, whole.mean)
         assert close(merged.variance, whole.variance)
-        assert close(merged.stderr, whole.stderr)
+        # (stderr = sqrt(variance / n) would amplify a 1e-16 rounding difference in the variance to 1e-8)
 
 
 @settings(max_examples=200, deadline=None)
@@ -144,14 +145,6 @@ def test_interval_contains_the_mean_and_is_clipped_to_bounds(values: list[float]
     assert high == min(raw_high, 1.0)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "BUG: Stat.variance uses the one-pass formula (sum_squares - total^2/n)/(n-1), which cancels "
-        "catastrophically for large values with a small spread; values 1e9+1, 1e9+2, 1e9+3 give variance 0"
-    ),
-    raises=AssertionError,
-)
 def test_variance_is_numerically_stable_for_large_offsets() -> None:
     # sample variance of (1e9+1, 1e9+2, 1e9+3) = ((-1)^2 + 0^2 + 1^2) / 2 = 1, whatever the offset
     stat = Stat.of([1e9 + 1, 1e9 + 2, 1e9 + 3])
