@@ -19,6 +19,31 @@ from .runspec import RunSpec
 from .scenarios.instance import Instance
 
 
+def shard_base(nodeid: str) -> str | None:
+    """The test function a parametrized node id belongs to (``a.py::test_x[id]`` -> ``a.py::test_x``)."""
+    last = nodeid.rfind("::")
+    bracket = nodeid.find("[", last + 2 if last >= 0 else 0)
+    return nodeid[:bracket] if bracket > 0 and nodeid.endswith("]") else None
+
+
+def assign_shards(nodeids: Sequence[str], shard_size: int) -> dict[str, str]:
+    """Shard name of every parametrized node id: the n-th item of a function goes to shard n // size.
+
+    Computed from the ordered collection alone, so the xdist controller (which has only node ids) and
+    every worker agree on the shards without talking to each other.
+    """
+    position: dict[str, int] = {}
+    shards = {}
+    for nodeid in nodeids:
+        base = shard_base(nodeid)
+        if base is None:
+            continue
+        ordinal = position.get(base, 0)
+        position[base] = ordinal + 1
+        shards[nodeid] = f"{base}#shard{ordinal // shard_size}"
+    return shards
+
+
 @dataclass(frozen=True)
 class Work:
     """One collected item: its node id, the run it belongs to, and its instance."""
@@ -47,20 +72,18 @@ class Executor:
         self._model: Model | None = None
         self._load_error: ModelLoadError | None = None
         self.shard_size = max(1, shard_size)
-        self._shard_of: dict[str, tuple[str, int]] = {}
-        self._members: dict[tuple[str, int], list[Work]] = {}
+        self._shard_of: dict[str, str] = {}
+        self._members: dict[str, list[Work]] = {}
         self._results: dict[str, Completion | HolisticError] = {}
         self.stats = ExecutorStats()
 
-    def register(self, works: Sequence[Work]) -> None:
-        """Assign collected items to shards: the n-th item of a run goes to shard n // shard_size."""
-        position: dict[str, int] = {}
+    def register(self, collected: Sequence[str], works: Sequence[Work]) -> None:
+        """Group this worker's items into the shards of the whole (ordered) collection."""
+        shards = assign_shards(collected, self.shard_size)
         self._shard_of.clear()
         self._members.clear()
         for work in works:
-            ordinal = position.get(work.run.key, 0)
-            position[work.run.key] = ordinal + 1
-            shard = (work.run.key, ordinal // self.shard_size)
+            shard = shards.get(work.nodeid, work.nodeid)
             self._shard_of[work.nodeid] = shard
             self._members.setdefault(shard, []).append(work)
 

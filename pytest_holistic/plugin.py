@@ -109,7 +109,7 @@ def pytest_collection_finish(session: pytest.Session) -> None:
         if run is not None and item.get_closest_marker("holistic") is not None:
             item.stash[ITEM_RUN] = run
             works.append(Work(item.nodeid, run, item.callspec.params["instance"]))  # type: ignore[attr-defined]
-    holistic.executor.register(works)
+    holistic.executor.register([item.nodeid for item in session.items], works)
 
 
 @pytest.fixture

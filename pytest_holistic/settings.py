@@ -40,7 +40,7 @@ def add_options(parser: pytest.Parser) -> None:
     parser.addini("holistic_report_dir", "report folder, relative to the ini file (default: ./reports)", default="")
     parser.addini("holistic_source", "local or hub", default="local")
     parser.addini("holistic_batch_size", "requests per forward pass", default="16")
-    parser.addini("holistic_shard_size", "items of one test function computed together", default="256")
+    parser.addini("holistic_shard_size", "items of one test function batched together and sent to one xdist worker", default="64")
 
 
 @dataclass(frozen=True)
