@@ -39,7 +39,7 @@ def test_duplicate_instance_id_fails_collection_naming_it(pytester: pytest.Pytes
     )
     result = pytester.runpytest()
     assert result.ret == pytest.ExitCode.INTERRUPTED
-    result.stdout.fnmatch_lines(["*ERROR collecting test_dup.py*", "*duplicate instance id 'q1'*every instance id must be unique*"])
+    result.stdout.fnmatch_lines(["*ERROR collecting test_dup.py*", "*duplicate instance id 'q1' (split 'test')*instance ids must be unique within a split*"])
     assert "Traceback" not in result.stdout.str()
 
 
