@@ -8,13 +8,18 @@ function's items, decided from the collection alone, so their batches are the sa
 
 from __future__ import annotations
 
+import os
+import shutil
+import subprocess
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from .adaptation import Completion, Plan
 from .errors import HolisticError, ModelLoadError, ModelOutputError
-from .models.base import GenerationRequest, LoglikelihoodRequest, Model
+from .models.base import Model
+from .models.cache import ResponseCache, request_key
 from .runspec import RunSpec
 from .scenarios.instance import Instance
 
@@ -44,6 +49,37 @@ def assign_shards(nodeids: Sequence[str], shard_size: int) -> dict[str, str]:
     return shards
 
 
+def worker_environment(worker_id: str, worker_count: int, environ: Mapping[str, str], gpus: Sequence[str] | None = None) -> dict[str, str]:
+    """Environment for xdist worker ``gwN``: its own GPU and its share of the CPU threads.
+
+    Worker *i* gets the *i*-th device of the outer ``CUDA_VISIBLE_DEVICES`` (or of the GPUs
+    nvidia-smi lists), round-robin when there are more workers than GPUs. Must be applied before
+    CUDA is initialised, which is why it runs in ``pytest_configure``.
+    """
+    index = int(worker_id.removeprefix("gw")) if worker_id.removeprefix("gw").isdigit() else 0
+    updates: dict[str, str] = {}
+    if "OMP_NUM_THREADS" not in environ:
+        updates["OMP_NUM_THREADS"] = str(max(1, (os.cpu_count() or 1) // max(1, worker_count)))
+    outer = environ.get("CUDA_VISIBLE_DEVICES")
+    devices = [d.strip() for d in outer.split(",") if d.strip()] if outer is not None else list(gpus or [])
+    if devices:
+        updates["CUDA_VISIBLE_DEVICES"] = devices[index % len(devices)]
+    return updates
+
+
+def visible_gpus() -> list[str]:
+    """GPU indices nvidia-smi reports, without importing torch; none on a machine without it."""
+    if shutil.which("nvidia-smi") is None:
+        return []
+    try:
+        listed = subprocess.run(
+            ["nvidia-smi", "--query-gpu=index", "--format=csv,noheader"], capture_output=True, text=True, timeout=30, check=True
+        )
+    except (OSError, subprocess.SubprocessError):
+        return []
+    return [line.strip() for line in listed.stdout.splitlines() if line.strip().isdigit()]
+
+
 @dataclass(frozen=True)
 class Work:
     """One collected item: its node id, the run it belongs to, and its instance."""
@@ -55,11 +91,12 @@ class Work:
 
 @dataclass
 class ExecutorStats:
-    """What this worker computed; reported per worker."""
+    """What this worker computed (cache misses) and reused (cache hits); reported per worker."""
 
     generation_requests: int = 0
     loglikelihood_requests: int = 0
-    model_calls: int = 0
+    cache_hits: int = 0
+    batches: int = 0
     model_seconds: float = 0.0
     load_seconds: float = 0.0
 
@@ -67,8 +104,9 @@ class ExecutorStats:
 class Executor:
     """Per-worker owner of the model (loaded lazily, once) and of the results of the current shards."""
 
-    def __init__(self, load: Callable[[], Model], shard_size: int) -> None:
+    def __init__(self, load: Callable[[], Model], shard_size: int, cache: ResponseCache | None = None) -> None:
         self._load = load
+        self.cache = cache
         self._model: Model | None = None
         self._load_error: ModelLoadError | None = None
         self.shard_size = max(1, shard_size)
@@ -131,8 +169,8 @@ class Executor:
         generations = list(dict.fromkeys(p.generation for p in plans.values() if p.generation is not None))
         scorings = list(dict.fromkeys(r for p in plans.values() for r in p.loglikelihood))
         try:
-            generated = dict(zip(generations, self._call(model.generate, generations)))
-            scored = dict(zip(scorings, self._call(model.loglikelihood, scorings)))
+            generated = self._run(model, "generate", generations)
+            scored = self._run(model, "loglikelihood", scorings)
         except Exception as error:  # any model failure becomes every planned item's error outcome
             failure = error if isinstance(error, HolisticError) else ModelOutputError(
                 f"model call failed: {type(error).__name__}: {str(error).strip().splitlines()[0] if str(error).strip() else ''}"
@@ -140,8 +178,6 @@ class Executor:
             for nodeid in plans:
                 self._results[nodeid] = failure
             return
-        self.stats.generation_requests += len(generations)
-        self.stats.loglikelihood_requests += len(scorings)
         for work in pending:
             plan = plans.get(work.nodeid)
             if plan is None:
@@ -150,15 +186,40 @@ class Executor:
             scores = [scored[request] for request in plan.loglikelihood]
             self._results[work.nodeid] = work.run.adapter.interpret(work.instance, plan, generation, scores)
 
-    def _call(
-        self, method: Callable[[list], list], requests: list[GenerationRequest] | list[LoglikelihoodRequest]
-    ) -> list:
+    def _run(self, model: Model, kind: str, requests: list[Any]) -> dict[Any, Any]:
+        """Results for ``requests``: cache hits first, the rest from the model batch by batch.
+
+        Each finished batch goes into the cache at once, so an interrupted run loses at most the batch
+        in flight. Models with an unknown revision are never cached (a stale answer would be silent).
+        """
         if not requests:
-            return []
+            return {}
+        results: dict[Any, Any] = {}
+        cache = self.cache if model.info.revision is not None else None
+        keys: dict[Any, str] = {}
+        if cache is not None:
+            keys = {request: request_key(model.info, kind, request) for request in requests}
+            stored = cache.get_many(list(keys.values()), kind)
+            results = {request: stored[key] for request, key in keys.items() if key in stored}
+            self.stats.cache_hits += len(results)
+        missing = [request for request in requests if request not in results]
+        if not missing:
+            return results
         started = time.perf_counter()
-        results = method(requests)
+        batched = getattr(model, f"{kind}_batches", None)
+        stream = batched(missing) if batched is not None else [list(enumerate(getattr(model, kind)(missing)))]
+        for batch in stream:
+            self.stats.batches += 1
+            for index, result in batch:
+                results[missing[index]] = result
+            if cache is not None:
+                cache.put_many([(keys[missing[index]], result) for index, result in batch], kind, model.info.name)
         self.stats.model_seconds += time.perf_counter() - started
-        self.stats.model_calls += 1
-        if len(results) != len(requests):
-            raise HolisticError(f"the model returned {len(results)} results for {len(requests)} requests")
+        if kind == "generate":
+            self.stats.generation_requests += len(missing)
+        else:
+            self.stats.loglikelihood_requests += len(missing)
+        absent = [request for request in missing if request not in results]
+        if absent:
+            raise ModelOutputError(f"the model returned no result for {len(absent)} of {len(missing)} {kind} requests")
         return results

@@ -20,9 +20,10 @@ import pytest
 from . import metrics as metric_registry
 from .adaptation import Completion
 from .errors import HolisticError, ModelLoadError, UserError
-from .execution import Executor, Work
+from .execution import Executor, Work, visible_gpus, worker_environment
 from .gates import Gate, GateResult, judge, parse_gate
 from .metrics.base import Score
+from .models import cache as response_cache
 from .models import load_model
 from .report.json_report import build_report, model_slug, write_json
 from .report.records import Collector, bounds_of
@@ -60,7 +61,9 @@ def pytest_configure(config: pytest.Config) -> None:
     except UserError as error:
         raise pytest.UsageError(f"pytest-holistic: {error}") from None
     if _is_worker(config):
-        _share_cpus(config)
+        _prepare_worker(config, settings)
+    elif settings.cache_dir is not None and getattr(config.option, "cacheclear", False):
+        response_cache.clear(settings.cache_dir)
     session = HolisticSession(config, settings)
     config.stash[SESSION] = session
     config.pluginmanager.register(session, "holistic-session")
@@ -70,11 +73,11 @@ def pytest_configure(config: pytest.Config) -> None:
         config.pluginmanager.register(XdistHooks(session), "holistic-xdist")
 
 
-def _share_cpus(config: pytest.Config) -> None:
-    """Give each xdist worker its share of the cores before torch is imported (it reads this at import)."""
-    count = int(config.workerinput.get("workercount", 1))  # type: ignore[attr-defined]
-    if "OMP_NUM_THREADS" not in os.environ:
-        os.environ["OMP_NUM_THREADS"] = str(max(1, (os.cpu_count() or 1) // max(1, count)))
+def _prepare_worker(config: pytest.Config, settings: Settings) -> None:
+    """Pin this xdist worker to its GPU and CPU share before torch or CUDA start."""
+    workerinput = config.workerinput  # type: ignore[attr-defined]
+    gpus = [] if settings.model_options.device == "cpu" or "CUDA_VISIBLE_DEVICES" in os.environ else visible_gpus()
+    os.environ.update(worker_environment(str(workerinput.get("workerid", "gw0")), int(workerinput.get("workercount", 1)), os.environ, gpus))
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
@@ -220,7 +223,8 @@ class HolisticSession:
         self.config = config
         self.settings = settings
         self.runs: dict[str, RunSpec] = {}
-        self.executor = Executor(self._load_model, settings.shard_size)
+        cache = response_cache.ResponseCache(settings.cache_dir) if settings.cache_dir is not None else None
+        self.executor = Executor(self._load_model, settings.shard_size, cache)
         self.collector = Collector()
         self.gate_results: list[GateResult] = []
         self.workers: dict[str, dict[str, Any]] = {}
@@ -236,7 +240,12 @@ class HolisticSession:
         """What this process computed, for the report's per-worker table."""
         model = self.executor.model_if_loaded
         details = model.info.details if model is not None else {}
-        return {**dataclasses.asdict(self.executor.stats), "device": details.get("device")}
+        return {
+            **dataclasses.asdict(self.executor.stats),
+            "device": details.get("device"),
+            "cuda_visible_devices": os.environ.get("CUDA_VISIBLE_DEVICES"),
+            "batch_size": details.get("batch_size"),
+        }
 
     def item_record(self, item: pytest.Item, run: RunSpec, report: pytest.TestReport) -> dict[str, Any]:
         completion = item.stash.get(ITEM_COMPLETION, None)

@@ -28,8 +28,14 @@ def add_options(parser: pytest.Parser) -> None:
                     help="read scenarios from their shipped files (local, default) or the real dataset on the hub")
     group.addoption("--holistic-max-instances", dest="holistic_max_instances", type=int, default=None, metavar="N",
                     help="evaluate at most N instances per scenario (seeded sample)")
-    group.addoption("--holistic-batch-size", dest="holistic_batch_size", type=int, default=None, metavar="N",
-                    help="requests per forward pass (default 16)")
+    group.addoption("--holistic-batch-size", dest="holistic_batch_size", default=None, metavar="N|auto",
+                    help="contexts (or prompts) per forward pass; auto: 8 on CPU, from free memory on GPU")
+    group.addoption("--holistic-cache-dir", dest="holistic_cache_dir", default=None, metavar="DIR",
+                    help="response cache shared by all workers (default: <report dir>/.cache); --cache-clear empties it")
+    group.addoption("--holistic-no-cache", dest="holistic_no_cache", action="store_true", default=False,
+                    help="neither read nor write the response cache")
+    group.addoption("--holistic-shard-size", dest="holistic_shard_size", type=int, default=None, metavar="N",
+                    help="items of one test function batched together and sent to one xdist worker (default 64)")
     group.addoption("--holistic-device", dest="holistic_device", default=None, help="cpu, cuda, cuda:1 ... (default: auto)")
     group.addoption("--holistic-dtype", dest="holistic_dtype", default=None, help="auto, float32, bfloat16 or float16")
     group.addoption("--holistic-model-revision", dest="holistic_model_revision", default=None, help="hub revision of --model")
@@ -39,7 +45,8 @@ def add_options(parser: pytest.Parser) -> None:
     parser.addini("holistic_gates", "scenario-level thresholds, one per line", type="linelist", default=[])
     parser.addini("holistic_report_dir", "report folder, relative to the ini file (default: ./reports)", default="")
     parser.addini("holistic_source", "local or hub", default="local")
-    parser.addini("holistic_batch_size", "requests per forward pass", default="16")
+    parser.addini("holistic_batch_size", "contexts or prompts per forward pass, or auto", default="auto")
+    parser.addini("holistic_cache_dir", "response cache folder, relative to the ini file", default="")
     parser.addini("holistic_shard_size", "items of one test function batched together and sent to one xdist worker", default="64")
 
 
@@ -49,6 +56,7 @@ class Settings:
     model_options: ModelOptions
     gates: tuple[Gate, ...]
     report_dir: Path
+    cache_dir: Path | None
     source: str
     max_instances: int | None
     shard_size: int
@@ -69,7 +77,17 @@ class Settings:
             report_dir = base / Path(config.getini("holistic_report_dir")).expanduser()
         else:
             report_dir = config.invocation_params.dir / "reports"
-        batch_size = _positive(option.holistic_batch_size or config.getini("holistic_batch_size"), "batch size")
+        batch_text = str(option.holistic_batch_size or config.getini("holistic_batch_size")).strip()
+        batch_size = None if batch_text == "auto" else _positive(batch_text, "batch size")
+        if option.holistic_no_cache:
+            cache_dir = None
+        elif option.holistic_cache_dir:
+            cache_dir = config.invocation_params.dir / Path(option.holistic_cache_dir).expanduser()
+        elif config.getini("holistic_cache_dir"):
+            base = config.inipath.parent if config.inipath is not None else config.rootpath
+            cache_dir = base / Path(config.getini("holistic_cache_dir")).expanduser()
+        else:
+            cache_dir = report_dir / ".cache"
         return cls(
             model=option.holistic_model or config.getini("holistic_model") or DEFAULT_MODEL,
             model_options=ModelOptions(
@@ -81,9 +99,10 @@ class Settings:
             ),
             gates=gates,
             report_dir=report_dir,
+            cache_dir=cache_dir,
             source=source,
             max_instances=None if option.holistic_max_instances is None else _positive(option.holistic_max_instances, "max instances"),
-            shard_size=_positive(config.getini("holistic_shard_size"), "shard size"),
+            shard_size=_positive(option.holistic_shard_size or config.getini("holistic_shard_size"), "shard size"),
         )
 
 

@@ -14,7 +14,7 @@ class ModelOptions:
 
     device: str = "auto"
     dtype: str = "auto"
-    batch_size: int = 16
+    batch_size: int | None = None  # None: chosen by the backend (8 on CPU, from free memory on GPU)
     revision: str | None = None
     trust_remote_code: bool = False
 

@@ -24,6 +24,14 @@ def _chunks(items: Sequence[int], size: int) -> Iterator[Sequence[int]]:
         yield items[start : start + size]
 
 
+def _collect(count: int, batches: Iterator[list[tuple[int, Any]]]) -> list[Any]:
+    results: list[Any] = [None] * count
+    for batch in batches:
+        for index, result in batch:
+            results[index] = result
+    return results
+
+
 def _looks_like_path(name: str) -> bool:
     return name.startswith((".", "/", "~")) or name.count("/") > 1 or os.sep in name and name.count(os.sep) > 1
 
@@ -56,12 +64,12 @@ def _first_line(error: BaseException) -> str:
 class HFModel:
     """A transformers causal LM held in memory for the whole session (one copy per worker)."""
 
-    def __init__(self, model: Any, tokenizer: Any, info: ModelInfo, batch_size: int = 16) -> None:
+    def __init__(self, model: Any, tokenizer: Any, info: ModelInfo, batch_size: int | None = None) -> None:
         self.model = model
         self.tokenizer = tokenizer
         self.info = info
-        self.batch_size = max(1, int(batch_size))
         self.device = next(model.parameters()).device
+        self.shared_context = True
         config = model.config
         limits = [getattr(config, key, None) for key in ("max_position_embeddings", "n_positions", "n_ctx")]
         self.max_length = min([int(v) for v in limits if isinstance(v, int) and v > 0] or [2048])
@@ -71,6 +79,27 @@ class HFModel:
         self.pad_id: int = pad if isinstance(pad, int) else (self.eos_id if self.eos_id is not None else 0)
         bos = tokenizer.bos_token_id
         self.start_id: int = bos if isinstance(bos, int) else (self.eos_id if self.eos_id is not None else 0)
+        self.batch_size = max(1, int(batch_size)) if batch_size else self._auto_batch_size()
+        info.details["batch_size"] = self.batch_size
+
+    def _auto_batch_size(self) -> int:
+        """8 on CPU (measured best for shared-context scoring); on GPU, what half the free memory holds.
+
+        A row costs its keys/values (2 x layers x hidden per token) plus its log-softmax over the
+        vocabulary at the scored positions; 512-token rows and 32 scored positions are assumed.
+        """
+        if self.device.type != "cuda":
+            return 8
+        import torch
+
+        config = self.model.config
+        layers = int(getattr(config, "num_hidden_layers", getattr(config, "n_layer", 24)))
+        hidden = int(getattr(config, "hidden_size", getattr(config, "n_embd", 2048)))
+        vocab = int(getattr(config, "vocab_size", 50_000))
+        element = torch.finfo(next(self.model.parameters()).dtype).bits // 8
+        per_row = 512 * (2 * layers * hidden * element + 8 * hidden * element) + 32 * vocab * 4 * 2
+        free, _ = torch.cuda.mem_get_info(self.device)
+        return int(max(1, min(256, free * 0.5 // per_row)))
 
     @classmethod
     def load(
@@ -81,7 +110,7 @@ class HFModel:
         device: str = "auto",
         dtype: str = "auto",
         trust_remote_code: bool = False,
-        batch_size: int = 16,
+        batch_size: int | None = None,
         display_name: str | None = None,
     ) -> HFModel:
         """Load by hub name (from the local HF cache when offline) or from a local folder."""
@@ -140,49 +169,143 @@ class HFModel:
     def _encode(self, text: str) -> list[int]:
         return list(self.tokenizer(text, add_special_tokens=False)["input_ids"])
 
+    # -- log-likelihood ----------------------------------------------------------------------------
+
     def loglikelihood(self, requests: Sequence[LoglikelihoodRequest]) -> list[LoglikelihoodResult]:
+        return _collect(len(requests), self.loglikelihood_batches(requests))
+
+    def loglikelihood_batches(self, requests: Sequence[LoglikelihoodRequest]) -> Iterator[list[tuple[int, LoglikelihoodResult]]]:
+        """Results one batch at a time, so a cache can keep each batch the moment it is done.
+
+        Requests that share a context are scored together: the context is encoded once and every
+        continuation is scored from its cached keys/values. Contexts are sorted by length and up to
+        ``batch_size`` of them go through the model at once.
+        """
+        pairs = [self._pair(request) for request in requests]
+        groups: dict[tuple[int, ...], list[int]] = defaultdict(list)
+        for index, (context, _) in enumerate(pairs):
+            groups[tuple(context)].append(index)
+        contexts = sorted(groups, key=lambda c: (-(len(c) + max(len(pairs[i][1]) for i in groups[c])), groups[c][0]))
+        for start in range(0, len(contexts), self.batch_size):
+            batch = contexts[start : start + self.batch_size]
+            members = [(c, i) for c in batch for i in groups[c]]
+            if self.shared_context:
+                try:
+                    yield self._score_shared(batch, members, pairs, requests)
+                    continue
+                except (AttributeError, NotImplementedError, TypeError):
+                    self.shared_context = False  # this architecture's cache cannot be re-indexed
+            yield from self._score_plain([i for _, i in members], pairs, requests)
+
+    def _pair(self, request: LoglikelihoodRequest) -> tuple[list[int], list[int]]:
+        context = self._encode(request.context) or [self.start_id]
+        continuation = self._encode(request.continuation)
+        if not continuation:
+            raise ModelOutputError(f"continuation {request.continuation!r} encodes to no tokens; give each choice some text")
+        if len(continuation) >= self.max_length:
+            raise ModelOutputError(f"continuation of {len(continuation)} tokens does not fit the model's {self.max_length}-token window")
+        keep = self.max_length + 1 - len(continuation)
+        return context[-keep:], continuation
+
+    def _score_shared(
+        self,
+        contexts: list[tuple[int, ...]],
+        members: list[tuple[tuple[int, ...], int]],
+        pairs: list[tuple[list[int], list[int]]],
+        requests: Sequence[LoglikelihoodRequest],
+    ) -> list[tuple[int, LoglikelihoodResult]]:
         import torch
 
-        pairs = []
-        for request in requests:
-            context = self._encode(request.context) or [self.start_id]
-            continuation = self._encode(request.continuation)
-            if not continuation:
-                raise ModelOutputError(f"continuation {request.continuation!r} encodes to no tokens; give each choice some text")
-            if len(continuation) >= self.max_length:
-                raise ModelOutputError(f"continuation of {len(continuation)} tokens does not fit the model's {self.max_length}-token window")
-            keep = self.max_length + 1 - len(continuation)
-            pairs.append((context[-keep:], continuation))
-        order = sorted(range(len(pairs)), key=lambda i: (-(len(pairs[i][0]) + len(pairs[i][1])), i))
-        results: list[LoglikelihoodResult | None] = [None] * len(pairs)
+        started = time.perf_counter()
+        width = max(len(c) for c in contexts)
+        ids = torch.full((len(contexts), width), self.pad_id, dtype=torch.long)
+        mask = torch.zeros((len(contexts), width), dtype=torch.long)
+        for row, context in enumerate(contexts):
+            ids[row, width - len(context) :] = torch.tensor(context)
+            mask[row, width - len(context) :] = 1
+        positions = (mask.cumsum(-1) - 1).clamp(min=0)
+        row_of_context = {context: row for row, context in enumerate(contexts)}
+        rows = torch.tensor([row_of_context[c] for c, _ in members])
+        continuations = [pairs[i][1] for _, i in members]
+        longest = max(len(c) for c in continuations)
         with torch.inference_mode():
-            for batch in _chunks(order, self.batch_size):
-                started = time.perf_counter()
-                rows = [pairs[i][0] + pairs[i][1][:-1] for i in batch]
-                width = max(len(row) for row in rows)
-                ids = torch.full((len(rows), width), self.pad_id, dtype=torch.long)
-                mask = torch.zeros((len(rows), width), dtype=torch.long)
-                for r, row in enumerate(rows):
-                    ids[r, : len(row)] = torch.tensor(row)
-                    mask[r, : len(row)] = 1
-                wanted = sorted({p for i in batch for p in range(len(pairs[i][0]) - 1, len(pairs[i][0]) - 1 + len(pairs[i][1]))})
+            device = self.device
+            first = self.model(
+                input_ids=ids.to(device), attention_mask=mask.to(device), position_ids=positions.to(device),
+                use_cache=True, logits_to_keep=1,
+            )
+            first_logprobs = torch.log_softmax(first.logits[:, -1].float(), dim=-1)[rows.to(device)]
+            rest_logprobs = None
+            if longest > 1:
+                cache = first.past_key_values
+                cache.reorder_cache(rows.to(device))
+                tail_ids = torch.full((len(members), longest - 1), self.pad_id, dtype=torch.long)
+                tail_mask = torch.zeros((len(members), longest - 1), dtype=torch.long)
+                for r, continuation in enumerate(continuations):
+                    tail_ids[r, : len(continuation) - 1] = torch.tensor(continuation[:-1])
+                    tail_mask[r, : len(continuation) - 1] = 1
+                context_lengths = mask.sum(-1)[rows]
+                tail_positions = context_lengths[:, None] + torch.arange(longest - 1)[None, :]
+                second = self.model(
+                    input_ids=tail_ids.to(device),
+                    attention_mask=torch.cat([mask[rows], tail_mask], dim=-1).to(device),
+                    position_ids=tail_positions.to(device),
+                    past_key_values=cache,
+                    use_cache=True,
+                )
+                rest_logprobs = torch.log_softmax(second.logits.float(), dim=-1)
+        elapsed = (time.perf_counter() - started) / len(members)
+        results = []
+        for r, (context, index) in enumerate(members):
+            continuation = continuations[r]
+            target = torch.tensor(continuation, device=first_logprobs.device)
+            steps = [first_logprobs[r]]
+            if len(continuation) > 1 and rest_logprobs is not None:
+                steps.extend(rest_logprobs[r, : len(continuation) - 1])
+            table = torch.stack(steps)
+            results.append((index, self._result(table, target, requests[index], len(context) + len(continuation), elapsed)))
+        return results
+
+    def _score_plain(
+        self, indices: list[int], pairs: list[tuple[list[int], list[int]]], requests: Sequence[LoglikelihoodRequest]
+    ) -> Iterator[list[tuple[int, LoglikelihoodResult]]]:
+        """One padded sequence per request; for architectures whose cache cannot be shared."""
+        import torch
+
+        order = sorted(indices, key=lambda i: (-(len(pairs[i][0]) + len(pairs[i][1])), i))
+        for batch in _chunks(order, self.batch_size):
+            started = time.perf_counter()
+            rows = [pairs[i][0] + pairs[i][1][:-1] for i in batch]
+            width = max(len(row) for row in rows)
+            ids = torch.full((len(rows), width), self.pad_id, dtype=torch.long)
+            mask = torch.zeros((len(rows), width), dtype=torch.long)
+            for r, row in enumerate(rows):
+                ids[r, : len(row)] = torch.tensor(row)
+                mask[r, : len(row)] = 1
+            wanted = sorted({p for i in batch for p in range(len(pairs[i][0]) - 1, len(pairs[i][0]) - 1 + len(pairs[i][1]))})
+            with torch.inference_mode():
                 logits = self._logits(ids.to(self.device), mask.to(self.device), wanted)
-                column = {position: k for k, position in enumerate(wanted)}
-                elapsed = (time.perf_counter() - started) / len(batch)
-                for r, i in enumerate(batch):
-                    context, continuation = pairs[i]
-                    cols = [column[p] for p in range(len(context) - 1, len(context) - 1 + len(continuation))]
-                    row_logprobs = torch.log_softmax(logits[r, cols].float(), dim=-1)
-                    target = torch.tensor(continuation, device=row_logprobs.device)
-                    logprob = float(row_logprobs.gather(-1, target[:, None]).sum())
-                    if math.isnan(logprob):
-                        raise ModelOutputError(
-                            f"model {self.info.name!r} returned a NaN log-probability for "
-                            f"{requests[i].continuation!r}; its weights or dtype are broken (try --holistic-dtype float32)"
-                        )
-                    greedy = bool((row_logprobs.argmax(-1) == target).all())
-                    results[i] = LoglikelihoodResult(logprob, greedy, len(context) + len(continuation), len(continuation), elapsed)
-        return [result for result in results if result is not None]
+            column = {position: k for k, position in enumerate(wanted)}
+            elapsed = (time.perf_counter() - started) / len(batch)
+            results = []
+            for r, i in enumerate(batch):
+                context, continuation = pairs[i]
+                cols = [column[p] for p in range(len(context) - 1, len(context) - 1 + len(continuation))]
+                table = torch.log_softmax(logits[r, cols].float(), dim=-1)
+                target = torch.tensor(continuation, device=table.device)
+                results.append((i, self._result(table, target, requests[i], len(context) + len(continuation), elapsed)))
+            yield results
+
+    def _result(self, table: Any, target: Any, request: LoglikelihoodRequest, tokens_in: int, seconds: float) -> LoglikelihoodResult:
+        """Sum the log-probabilities of ``target`` in ``table`` (one row per continuation token)."""
+        logprob = float(table.gather(-1, target[:, None]).sum())
+        if math.isnan(logprob):
+            raise ModelOutputError(
+                f"model {self.info.name!r} returned a NaN log-probability for {request.continuation!r}; "
+                "its weights or dtype are broken (try --holistic-dtype float32)"
+            )
+        greedy = bool((table.argmax(-1) == target).all())
+        return LoglikelihoodResult(logprob, greedy, tokens_in, int(target.numel()), seconds)
 
     def _logits(self, ids: Any, mask: Any, positions: list[int]) -> Any:
         """Logits at ``positions`` only: the LM head is a large share of a small model's compute."""
@@ -194,18 +317,21 @@ class HFModel:
         except TypeError:  # an architecture without logits_to_keep: full logits, then select
             return self.model(input_ids=ids, attention_mask=mask).logits[:, keep]
 
+    # -- generation --------------------------------------------------------------------------------
+
     def generate(self, requests: Sequence[GenerationRequest]) -> list[GenerationResult]:
+        return _collect(len(requests), self.generate_batches(requests))
+
+    def generate_batches(self, requests: Sequence[GenerationRequest]) -> Iterator[list[tuple[int, GenerationResult]]]:
+        """Greedy generation in left-padded batches of similar prompt length, one batch at a time."""
         groups: dict[tuple[int, tuple[str, ...], float, int], list[int]] = defaultdict(list)
         for index, request in enumerate(requests):
             groups[(request.max_tokens, request.stop, request.temperature, request.seed)].append(index)
-        results: list[GenerationResult | None] = [None] * len(requests)
         for (max_tokens, stop, temperature, seed), indices in groups.items():
             prompts = {i: (self._encode(requests[i].prompt) or [self.start_id])[-max(1, self.max_length - max_tokens) :] for i in indices}
             order = sorted(indices, key=lambda i: (-len(prompts[i]), i))
             for batch in _chunks(order, self.batch_size):
-                for i, result in zip(batch, self._generate_batch([prompts[i] for i in batch], max_tokens, stop, temperature, seed)):
-                    results[i] = result
-        return [result for result in results if result is not None]
+                yield list(zip(batch, self._generate_batch([prompts[i] for i in batch], max_tokens, stop, temperature, seed)))
 
     def _generate_batch(
         self, prompts: list[list[int]], max_tokens: int, stop: tuple[str, ...], temperature: float, seed: int

@@ -7,8 +7,10 @@ general to specific). ``--model scripted:PATH`` reads rules from a JSON or YAML 
 
 from __future__ import annotations
 
+import hashlib
 import json
-from collections.abc import Callable, Mapping, Sequence
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -25,11 +27,16 @@ class ScriptedModel:
         loglikelihood: Mapping[str, float] | Callable[[str, str], float] | None = None,
         default: str = "",
         name: str = "scripted",
+        revision: str | None = None,
+        batch_size: int = 8,
+        delay: float = 0.0,
     ) -> None:
         self._generate = generate or {}
         self._loglikelihood = loglikelihood or {}
         self._default = default
-        self.info = ModelInfo(name=name, backend="scripted", revision=None)
+        self.batch_size = max(1, batch_size)
+        self.delay = delay
+        self.info = ModelInfo(name=name, backend="scripted", revision=revision)
         self.batches: list[tuple[str, int]] = []
 
     @classmethod
@@ -49,7 +56,15 @@ class ScriptedModel:
             raise ModelLoadError(f"scripted model file {path} is not valid {path.suffix[1:] or 'JSON'}: {error}") from None
         if not isinstance(script, dict):
             raise ModelLoadError(f"scripted model file {path} must hold a mapping with 'generate'/'loglikelihood' rules")
-        return cls(script.get("generate"), script.get("loglikelihood"), str(script.get("default", "")), name=f"scripted:{path.name}")
+        return cls(
+            script.get("generate"),
+            script.get("loglikelihood"),
+            str(script.get("default", "")),
+            name=f"scripted:{path.name}",
+            revision="sha256:" + hashlib.sha256(text.encode()).hexdigest()[:16],
+            batch_size=int(script.get("batch_size", 8)),
+            delay=float(script.get("delay", 0.0)),
+        )
 
     def _answer(self, prompt: str) -> str:
         if callable(self._generate):
@@ -70,7 +85,24 @@ class ScriptedModel:
         return score
 
     def generate(self, requests: Sequence[GenerationRequest]) -> list[GenerationResult]:
+        return [result for batch in self.generate_batches(requests) for _, result in batch]
+
+    def loglikelihood(self, requests: Sequence[LoglikelihoodRequest]) -> list[LoglikelihoodResult]:
+        return [result for batch in self.loglikelihood_batches(requests) for _, result in batch]
+
+    def generate_batches(self, requests: Sequence[GenerationRequest]) -> Iterator[list[tuple[int, GenerationResult]]]:
+        for start in range(0, len(requests), self.batch_size):
+            chunk = requests[start : start + self.batch_size]
+            yield list(enumerate(self._generate_all(chunk), start))
+
+    def loglikelihood_batches(self, requests: Sequence[LoglikelihoodRequest]) -> Iterator[list[tuple[int, LoglikelihoodResult]]]:
+        for start in range(0, len(requests), self.batch_size):
+            chunk = requests[start : start + self.batch_size]
+            yield list(enumerate(self._score_all(chunk), start))
+
+    def _generate_all(self, requests: Sequence[GenerationRequest]) -> list[GenerationResult]:
         self.batches.append(("generate", len(requests)))
+        time.sleep(self.delay)
         results = []
         for request in requests:
             text = self._answer(request.prompt)
@@ -81,8 +113,9 @@ class ScriptedModel:
             results.append(GenerationResult(text, tuple(-0.1 for _ in words[: request.max_tokens]), len(request.prompt.split())))
         return results
 
-    def loglikelihood(self, requests: Sequence[LoglikelihoodRequest]) -> list[LoglikelihoodResult]:
+    def _score_all(self, requests: Sequence[LoglikelihoodRequest]) -> list[LoglikelihoodResult]:
         self.batches.append(("loglikelihood", len(requests)))
+        time.sleep(self.delay)
         return [
             LoglikelihoodResult(self._score(r.context, r.continuation), False, len((r.context + r.continuation).split()), len(r.continuation.split()))
             for r in requests

@@ -89,3 +89,26 @@ def test_nan_weights_give_a_clear_error(tiny_gpt2: Path, tmp_path: Path) -> None
 def test_missing_folder_is_a_load_error() -> None:
     with pytest.raises(ModelLoadError, match="model folder './no/such/model' does not exist"):
         load_model("./no/such/model", ModelOptions())
+
+
+def test_shared_context_scoring_equals_one_sequence_per_request(model: HFModel) -> None:
+    requests = [LoglikelihoodRequest(c, x) for c in CONTEXTS for x in CONTINUATIONS]
+    model.batch_size, model.shared_context = 4, True
+    shared = model.loglikelihood(requests)
+    assert model.shared_context, "the GPT-2 cache should support re-indexing; the shared path must not fall back"
+    model.shared_context = False
+    plain = model.loglikelihood(requests)
+    model.shared_context = True
+    for a, b in zip(shared, plain):
+        assert a.logprob == pytest.approx(b.logprob, abs=1e-4)
+        assert a.is_greedy == b.is_greedy
+        assert (a.tokens_in, a.tokens_scored) == (b.tokens_in, b.tokens_scored)
+
+
+def test_batches_arrive_one_at_a_time(model: HFModel) -> None:
+    requests = [LoglikelihoodRequest(c, x) for c in CONTEXTS for x in CONTINUATIONS]
+    model.batch_size = 2
+    batches = list(model.loglikelihood_batches(requests))
+    # 5 distinct contexts, 2 per batch -> 3 batches, each holding all continuations of its contexts.
+    assert [len(batch) for batch in batches] == [12, 12, 6]
+    assert sorted(index for batch in batches for index, _ in batch) == list(range(len(requests)))

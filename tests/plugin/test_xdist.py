@@ -26,18 +26,19 @@ def test_two_workers_match_serial(pytester: pytest.Pytester, tiny_gpt2: Path) ->
     pytester.makepyfile(test_caps=capitals(", gates=('quasi_exact_match>=0.5',)"))
     pytester.makepyfile(
         test_more=capitals().replace("def capitals", "def capitals_more").replace("(capitals,", "(capitals_more,")
-        .replace("def test_capitals", "def test_more")
+        .replace("def test_capitals", "def test_more").replace('input="The capital', 'input="Fact: the capital')
     )
     serial = pytester.runpytest_subprocess("--model", str(tiny_gpt2), "-p", "no:randomly", "--holistic-report-dir", "serial", timeout=300)
     serial.assert_outcomes(passed=9)
     parallel = pytester.runpytest_subprocess("--model", str(tiny_gpt2), "-n", "2", "--holistic-report-dir", "parallel", timeout=300)
     parallel.assert_outcomes(passed=9)
-    parallel.stdout.fnmatch_lines(["*holistic summary*", "capitals *generation*4*0.750*", "capitals_more *generation*4*0.750*"])
+    parallel.stdout.fnmatch_lines(["*holistic summary*", "capitals *generation*4*0.750*", "capitals_more *generation*4*"])
     one = json.loads((pytester.path / "serial" / "tiny-gpt2" / "report.json").read_text())
     two = json.loads((pytester.path / "parallel" / "tiny-gpt2" / "report.json").read_text())
     assert _stable(one) == _stable(two)
     assert sorted(two["workers"]) == ["gw0", "gw1"]
     assert list(one["workers"]) == ["main"]
     computed = sum(worker["generation_requests"] for worker in two["workers"].values())
-    # Whole shards go to one worker, so no request is computed twice.
+    # Whole shards go to one worker, so each of the 8 distinct prompts is computed exactly once.
     assert computed == one["workers"]["main"]["generation_requests"] == 8
+    assert sum(worker["cache_hits"] for worker in two["workers"].values()) == 0

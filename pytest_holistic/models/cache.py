@@ -1,0 +1,91 @@
+"""A response cache shared by every worker on the machine, safe against crashes and concurrent writers.
+
+SQLite in WAL mode: each finished batch is committed in its own transaction, so a run killed with
+SIGKILL loses at most the batch in flight, and concurrent xdist workers never corrupt the file. Keys
+hash (model name, revision, request kind, every request field), so a result is reused only for the
+same weights, prompt and decoding parameters (seed included); batch size and worker count are not
+part of the key because results do not depend on them.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import sqlite3
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+from .base import GenerationRequest, GenerationResult, LoglikelihoodRequest, LoglikelihoodResult, ModelInfo
+
+SCHEMA = "CREATE TABLE IF NOT EXISTS responses (key TEXT PRIMARY KEY, kind TEXT NOT NULL, model TEXT NOT NULL, value TEXT NOT NULL)"
+FILE_NAME = "responses.sqlite"
+_RESULT_TYPES: dict[str, Any] = {"generate": GenerationResult, "loglikelihood": LoglikelihoodResult}
+
+
+def request_key(info: ModelInfo, kind: str, request: GenerationRequest | LoglikelihoodRequest) -> str:
+    payload = json.dumps([info.name, info.revision, kind, dataclasses.astuple(request)], ensure_ascii=False)
+    return hashlib.sha256(payload.encode()).hexdigest()
+
+
+def _encode(result: GenerationResult | LoglikelihoodResult) -> str:
+    return json.dumps(dataclasses.asdict(result))
+
+
+def _decode(kind: str, value: str) -> GenerationResult | LoglikelihoodResult:
+    fields = json.loads(value)
+    if "token_logprobs" in fields:
+        fields["token_logprobs"] = tuple(fields["token_logprobs"])
+    return _RESULT_TYPES[kind](**fields)
+
+
+class ResponseCache:
+    """Maps requests to stored results; opened lazily by each process that needs it."""
+
+    def __init__(self, folder: Path) -> None:
+        self.path = folder / FILE_NAME
+        self._connection: sqlite3.Connection | None = None
+
+    @property
+    def connection(self) -> sqlite3.Connection:
+        if self._connection is None:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            connection = sqlite3.connect(self.path, timeout=60, isolation_level=None)
+            connection.execute("PRAGMA journal_mode=WAL")
+            connection.execute("PRAGMA synchronous=NORMAL")
+            connection.execute(SCHEMA)
+            self._connection = connection
+        return self._connection
+
+    def get_many(self, keys: Sequence[str], kind: str) -> dict[str, GenerationResult | LoglikelihoodResult]:
+        found: dict[str, GenerationResult | LoglikelihoodResult] = {}
+        for start in range(0, len(keys), 500):
+            chunk = list(keys[start : start + 500])
+            marks = ",".join("?" * len(chunk))
+            for key, value in self.connection.execute(f"SELECT key, value FROM responses WHERE key IN ({marks})", chunk):
+                found[key] = _decode(kind, value)
+        return found
+
+    def put_many(self, rows: Iterable[tuple[str, GenerationResult | LoglikelihoodResult]], kind: str, model: str) -> None:
+        """Store one finished batch in a single transaction."""
+        with self.connection:
+            self.connection.execute("BEGIN")
+            self.connection.executemany(
+                "INSERT OR REPLACE INTO responses (key, kind, model, value) VALUES (?, ?, ?, ?)",
+                [(key, kind, model, _encode(result)) for key, result in rows],
+            )
+
+    def count(self) -> int:
+        return int(self.connection.execute("SELECT COUNT(*) FROM responses").fetchone()[0])
+
+    def close(self) -> None:
+        if self._connection is not None:
+            self._connection.close()
+            self._connection = None
+
+
+def clear(folder: Path) -> None:
+    """Delete the cache file and its WAL side files (``--cache-clear``)."""
+    for suffix in ("", "-wal", "-shm"):
+        (folder / f"{FILE_NAME}{suffix}").unlink(missing_ok=True)
