@@ -18,7 +18,7 @@ from typing import Any
 
 from .adaptation import Completion, Plan
 from .errors import HolisticError, ModelLoadError, ModelOutputError
-from .models.base import Model
+from .models.base import Model, ModelInfo
 from .models.cache import ResponseCache, request_key
 from .runspec import RunSpec
 from .scenarios.instance import Instance
@@ -104,8 +104,17 @@ class ExecutorStats:
 class Executor:
     """Per-worker owner of the model (loaded lazily, once) and of the results of the current shards."""
 
-    def __init__(self, load: Callable[[], Model], shard_size: int, cache: ResponseCache | None = None) -> None:
+    def __init__(
+        self,
+        load: Callable[[], Model],
+        shard_size: int,
+        cache: ResponseCache | None = None,
+        identify: Callable[[], ModelInfo | None] = lambda: None,
+    ) -> None:
         self._load = load
+        self._identify = identify
+        self._identity: ModelInfo | None = None
+        self._identified = False
         self.cache = cache
         self._model: Model | None = None
         self._load_error: ModelLoadError | None = None
@@ -143,6 +152,21 @@ class Executor:
     def model_if_loaded(self) -> Model | None:
         return self._model
 
+    @property
+    def identity(self) -> ModelInfo | None:
+        """Cache identity (name, revision): from the loaded model, else computed without loading it."""
+        if self._model is not None:
+            return self._identity or self._model.info
+        if not self._identified:
+            self._identified = True
+            self._identity = self._identify()
+        return self._identity
+
+    @property
+    def model_info(self) -> ModelInfo | None:
+        """For reports: the loaded model's full info, or the identity when the cache answered everything."""
+        return self._model.info if self._model is not None else self._identity
+
     def completion_for(self, nodeid: str) -> Completion:
         """The completion of one item, computing its whole shard on first use."""
         if nodeid not in self._results:
@@ -165,12 +189,13 @@ class Executor:
                 self._results[work.nodeid] = error
         if not plans:
             return
-        model = self.model
         generations = list(dict.fromkeys(p.generation for p in plans.values() if p.generation is not None))
         scorings = list(dict.fromkeys(r for p in plans.values() for r in p.loglikelihood))
         try:
-            generated = self._run(model, "generate", generations)
-            scored = self._run(model, "loglikelihood", scorings)
+            generated = self._run("generate", generations)
+            scored = self._run("loglikelihood", scorings)
+        except ModelLoadError:
+            raise
         except Exception as error:  # any model failure becomes every planned item's error outcome
             failure = error if isinstance(error, HolisticError) else ModelOutputError(
                 f"model call failed: {type(error).__name__}: {str(error).strip().splitlines()[0] if str(error).strip() else ''}"
@@ -186,7 +211,7 @@ class Executor:
             scores = [scored[request] for request in plan.loglikelihood]
             self._results[work.nodeid] = work.run.adapter.interpret(work.instance, plan, generation, scores)
 
-    def _run(self, model: Model, kind: str, requests: list[Any]) -> dict[Any, Any]:
+    def _run(self, kind: str, requests: list[Any]) -> dict[Any, Any]:
         """Results for ``requests``: cache hits first, the rest from the model batch by batch.
 
         Each finished batch goes into the cache at once, so an interrupted run loses at most the batch
@@ -195,16 +220,20 @@ class Executor:
         if not requests:
             return {}
         results: dict[Any, Any] = {}
-        cache = self.cache if model.info.revision is not None else None
+        identity = self.identity if self.cache is not None else None
+        if identity is None and self.cache is not None:
+            identity = self.model.info
+        cache = self.cache if identity is not None and identity.revision is not None else None
         keys: dict[Any, str] = {}
-        if cache is not None:
-            keys = {request: request_key(model.info, kind, request) for request in requests}
+        if cache is not None and identity is not None:
+            keys = {request: request_key(identity, kind, request) for request in requests}
             stored = cache.get_many(list(keys.values()), kind)
             results = {request: stored[key] for request, key in keys.items() if key in stored}
             self.stats.cache_hits += len(results)
         missing = [request for request in requests if request not in results]
         if not missing:
             return results
+        model = self.model
         started = time.perf_counter()
         batched = getattr(model, f"{kind}_batches", None)
         stream = batched(missing) if batched is not None else [list(enumerate(getattr(model, kind)(missing)))]
@@ -213,7 +242,7 @@ class Executor:
             for index, result in batch:
                 results[missing[index]] = result
             if cache is not None:
-                cache.put_many([(keys[missing[index]], result) for index, result in batch], kind, model.info.name)
+                cache.put_many([(keys[missing[index]], result) for index, result in batch], kind, identity.name)  # type: ignore[union-attr]
         self.stats.model_seconds += time.perf_counter() - started
         if kind == "generate":
             self.stats.generation_requests += len(missing)

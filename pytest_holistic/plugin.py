@@ -24,7 +24,7 @@ from .execution import Executor, Work, visible_gpus, worker_environment
 from .gates import Gate, GateResult, judge, parse_gate
 from .metrics.base import Score
 from .models import cache as response_cache
-from .models import load_model
+from .models import identify, load_model
 from .report.json_report import build_report, model_slug, write_json
 from .report.records import Collector, bounds_of
 from .report.terminal import summary_lines
@@ -224,7 +224,7 @@ class HolisticSession:
         self.settings = settings
         self.runs: dict[str, RunSpec] = {}
         cache = response_cache.ResponseCache(settings.cache_dir) if settings.cache_dir is not None else None
-        self.executor = Executor(self._load_model, settings.shard_size, cache)
+        self.executor = Executor(self._load_model, settings.shard_size, cache, self._identify_model)
         self.collector = Collector()
         self.gate_results: list[GateResult] = []
         self.workers: dict[str, dict[str, Any]] = {}
@@ -232,14 +232,28 @@ class HolisticSession:
         self.report_problem: str | None = None
         self._described: dict[str, dict[str, Any]] = {}
 
+    def _custom_model(self) -> Any:
+        """A model from a ``pytest_holistic_make_model`` implementation, asked once per process."""
+        if not hasattr(self, "_custom"):
+            self._custom = self.config.hook.pytest_holistic_make_model(config=self.config, name=self.settings.model)
+        return self._custom
+
+    def _identify_model(self) -> Any:
+        custom = self._custom_model()
+        if custom is not None:
+            return custom.info
+        return identify(self.settings.model, self.settings.model_options)
+
     def _load_model(self) -> Any:
-        model = self.config.hook.pytest_holistic_make_model(config=self.config, name=self.settings.model)
-        return model if model is not None else load_model(self.settings.model, self.settings.model_options)
+        custom = self._custom_model()
+        if custom is not None:
+            return custom
+        return load_model(self.settings.model, self.settings.model_options, self.executor.identity)
 
     def worker_summary(self) -> dict[str, Any]:
         """What this process computed, for the report's per-worker table."""
-        model = self.executor.model_if_loaded
-        details = model.info.details if model is not None else {}
+        info = self.executor.model_info
+        details = info.details if info is not None else {}
         return {
             **dataclasses.asdict(self.executor.stats),
             "device": details.get("device"),
@@ -255,7 +269,7 @@ class HolisticSession:
                 scores[name] = float(metric_registry.lookup(name).function(completion.text, completion.gold))
         scores.update(item.stash.get(ITEM_SCORES, {}))
         instance = item.callspec.params["instance"]  # type: ignore[attr-defined]
-        model = self.executor.model_if_loaded
+        model_info = self.executor.model_info
         answer = completion.to_record() if completion is not None else None
         prompt = answer.pop("prompt") if answer else None
         if run.key not in self._described:
@@ -264,7 +278,7 @@ class HolisticSession:
             "nodeid": item.nodeid,
             "instance_id": instance.id,
             "run": self._described[run.key],
-            "model": dataclasses.asdict(model.info) if model is not None else None,
+            "model": dataclasses.asdict(model_info) if model_info is not None else None,
             "instance": instance.to_record(),
             "prompt": prompt,
             "completion": answer,
@@ -333,7 +347,7 @@ class HolisticSession:
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         if _is_worker(self.config):
             return
-        if "main" not in self.workers and self.executor.model_if_loaded is not None:
+        if "main" not in self.workers and self.executor.model_info is not None:
             self.workers["main"] = self.worker_summary()
         if not self.collector:
             return

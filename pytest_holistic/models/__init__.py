@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 from .base import GenerationRequest, GenerationResult, LoglikelihoodRequest, LoglikelihoodResult, Model, ModelInfo
 from .scripted import ScriptedModel
@@ -19,7 +20,28 @@ class ModelOptions:
     trust_remote_code: bool = False
 
 
-def load_model(name: str, options: ModelOptions) -> Model:
+def identify(name: str, options: ModelOptions) -> ModelInfo | None:
+    """Name and revision of the model ``name`` will load, found without loading it (None if unknown).
+
+    A warm rerun answers every request from the response cache, so it should not pay for torch,
+    transformers and the weights just to learn the cache key. Must agree with ``load_model``.
+    """
+    from . import embedded
+
+    if name in embedded.ALIASES:
+        return ModelInfo(name=embedded.NAME, backend="transformers", revision=embedded.revision())
+    if name.startswith("scripted:"):
+        return None  # cheap to load, so load it
+    from .hf import hub_revision, weights_hash
+
+    folder = Path(name).expanduser()
+    if folder.is_dir():
+        return ModelInfo(name=name, backend="transformers", revision=options.revision or weights_hash(folder))
+    revision = hub_revision(name, options.revision)
+    return ModelInfo(name=name, backend="transformers", revision=revision) if revision else None
+
+
+def load_model(name: str, options: ModelOptions, identity: ModelInfo | None = None) -> Model:
     """``smollm2-135m`` (embedded default), ``scripted:PATH``, a local folder, or a hub name."""
     from . import embedded
 
@@ -40,7 +62,7 @@ def load_model(name: str, options: ModelOptions) -> Model:
 
     return HFModel.load(
         name,
-        revision=options.revision,
+        revision=identity.revision if identity is not None and Path(name).expanduser().is_dir() else options.revision,
         device=options.device,
         dtype=options.dtype,
         trust_remote_code=options.trust_remote_code,
@@ -57,5 +79,6 @@ __all__ = [
     "ModelInfo",
     "ModelOptions",
     "ScriptedModel",
+    "identify",
     "load_model",
 ]

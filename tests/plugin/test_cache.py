@@ -121,3 +121,23 @@ def test_sigkill_loses_at_most_the_batch_in_flight(tmp_path: Path) -> None:
     # Everything committed before the kill is reused; only what was never saved is computed again.
     assert worker["cache_hits"] == saved
     assert worker["generation_requests"] == 400 - saved
+
+
+def test_warm_rerun_does_not_load_the_model(pytester: pytest.Pytester, tiny_gpt2: Path, read_report) -> None:
+    pytester.makeconftest(
+        """
+        import sys
+
+        def pytest_sessionfinish(session):
+            print("TORCH-LOADED", "torch" in sys.modules)
+        """
+    )
+    pytester.makepyfile(test_caps=capitals())
+    cold = pytester.runpytest_subprocess("--model", str(tiny_gpt2), "-s")
+    cold.stdout.fnmatch_lines(["*TORCH-LOADED True*"])
+    warm = pytester.runpytest_subprocess("--model", str(tiny_gpt2), "-s")
+    warm.assert_outcomes(passed=4)
+    warm.stdout.fnmatch_lines(["*TORCH-LOADED False*", "capitals*generation*4*0.750*"])
+    report = read_report(pytester.path, "tiny-gpt2")
+    assert report["workers"]["main"]["cache_hits"] == 4
+    assert report["model"]["revision"].startswith("sha256:")

@@ -1,0 +1,209 @@
+"""Speed of pytest-holistic against the bare best loop and, when installed, lm-evaluation-harness.
+
+Runs side by side, on the same model, requests and batch size, each as a whole process:
+  * multiple choice (N four-choice instances scored by log-likelihood): the bare shared-context loop,
+    ``pytest`` with the plugin on a cold cache, the same run warm, and lm-eval (``--lm-eval-python``);
+  * greedy generation of 20 tokens for M prompts: the bare batched loop and ``pytest``.
+Prints the ratios the project's speed targets are stated in, and checks that both sides computed the
+same numbers (same argmax, log-probabilities within 1e-3).
+
+usage: python benchmarks/bench_speed.py [--model smollm2-135m|FOLDER] [--instances 500] [--prompts 64]
+                                        [--batch-size 8] [--lm-eval-python .venv-lmeval/bin/python]
+The instances are generated here from Python's own standard-library docstrings (prose, not a benchmark).
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import json
+import os
+import random
+import shutil
+import subprocess
+import sys
+import sysconfig
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+WORK = HERE / ".work"
+OFFLINE = {"HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
+
+
+def paragraphs() -> list[list[str]]:
+    """Long prose paragraphs from the standard library's docstrings."""
+    found = []
+    for path in sorted(Path(sysconfig.get_paths()["stdlib"]).rglob("*.py")):
+        try:
+            tree = ast.parse(path.read_text(encoding="utf-8"))
+        except (SyntaxError, UnicodeDecodeError, ValueError):
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
+                doc = ast.get_docstring(node) or ""
+                for block in doc.split("\n\n"):
+                    words = block.split()
+                    if len(words) >= 86 and sum(w.isalpha() for w in words) / len(words) > 0.75:
+                        found.append(words)
+    return found
+
+
+def make_instances(count: int, seed: int = 0) -> list[dict]:
+    """Context = 70 words of a paragraph; the gold choice is its next 8 words; three 8-word distractors.
+
+    Scanning the standard library takes about a minute, so the result is kept in the work folder.
+    """
+    kept = WORK / f"mc-{count}-{seed}.jsonl"
+    if kept.is_file():
+        return [json.loads(line) for line in kept.read_text().splitlines()]
+    rng = random.Random(seed)
+    paras = paragraphs()
+    rng.shuffle(paras)
+    if len(paras) < count + 3:
+        raise SystemExit(f"only {len(paras)} long docstring paragraphs found; ask for fewer --instances")
+    rows = []
+    for i in range(count):
+        words = paras[i]
+        others = [p for j, p in enumerate(paras[: count + 50]) if j != i]
+        distractors = []
+        for other in rng.sample(others, 3):
+            start = rng.randrange(0, len(other) - 8)
+            distractors.append(" ".join(other[start : start + 8]))
+        choices = distractors + [" ".join(words[70:78])]
+        rng.shuffle(choices)
+        rows.append({"id": f"mc{i:04d}", "query": " ".join(words[:70]), "choices": choices, "gold": choices.index(" ".join(words[70:78]))})
+    kept.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    return rows
+
+
+SUITE = '''
+import pytest
+from pytest_holistic import Fields, Scenario, jsonl
+
+FIELDS = Fields(input="query", choices="choices", answer="gold")
+bench = Scenario("bench_mc", local=jsonl("{data}", FIELDS))
+prompts = Scenario("bench_gen", local=jsonl("{prompts}", Fields(input="query", references="query")))
+
+@pytest.mark.holistic(bench, adapter="multiple_choice_separate", input_suffix="", output_prefix="", max_train_instances=0,
+                      metrics=("exact_match",))
+def test_mc(completion):
+    pass
+
+@pytest.mark.holistic(prompts, adapter="generation", input_suffix="", output_prefix="", max_train_instances=0,
+                      max_tokens=20, stop=(), metrics=("exact_match",))
+def test_gen(completion):
+    pass
+'''
+
+LM_EVAL_TASK = """task: holistic_bench_mc
+dataset_path: json
+dataset_kwargs:
+  data_files:
+    test: {data}
+test_split: test
+output_type: multiple_choice
+doc_to_text: "{{{{query}}}}"
+doc_to_choice: choices
+doc_to_target: gold
+metric_list:
+  - metric: acc
+    aggregation: mean
+    higher_is_better: true
+metadata:
+  version: 1.0
+"""
+
+
+def timed(command: list[str], env: dict[str, str] | None = None) -> tuple[float, subprocess.CompletedProcess[str]]:
+    started = time.perf_counter()
+    completed = subprocess.run(command, capture_output=True, text=True, env={**os.environ, **OFFLINE, **(env or {})}, cwd=WORK)
+    elapsed = time.perf_counter() - started
+    if completed.returncode != 0:
+        raise SystemExit(f"command failed ({completed.returncode}): {' '.join(command)}\n{completed.stdout[-3000:]}\n{completed.stderr[-3000:]}")
+    return elapsed, completed
+
+
+def model_folder(name: str) -> str:
+    if Path(name).is_dir():
+        return str(Path(name).resolve())
+    from pytest_holistic.models import embedded
+
+    if name in embedded.ALIASES:
+        return str(embedded.converted_dir())
+    raise SystemExit(f"--model {name!r}: give a local folder or smollm2-135m")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--model", default="smollm2-135m")
+    parser.add_argument("--instances", type=int, default=500)
+    parser.add_argument("--prompts", type=int, default=64)
+    parser.add_argument("--batch-size", type=int, default=8)
+    parser.add_argument("--lm-eval-python", default=None, help="python of a separate environment with lm-eval installed")
+    parser.add_argument("--lm-eval-batch-size", type=int, default=16)
+    args = parser.parse_args()
+
+    WORK.mkdir(exist_ok=True)
+    folder = model_folder(args.model)
+    started = time.perf_counter()
+    rows = make_instances(args.instances)
+    print(f"instances generated in {time.perf_counter() - started:.1f} s")
+    data, prompts = WORK / "mc.jsonl", WORK / "prompts.jsonl"
+    data.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    prompts.write_text("".join(json.dumps({"id": row["id"], "query": row["query"]}) + "\n" for row in rows[: args.prompts]))
+    (WORK / "test_bench.py").write_text(SUITE.format(data=data, prompts=prompts))
+    python = sys.executable
+    print(f"model {folder}; {args.instances} four-choice instances, {args.prompts} generation prompts, batch size {args.batch_size}")
+
+    bare_mc_s, _ = timed([python, str(HERE / "bare_loop.py"), "mc", folder, str(data), str(args.batch_size), str(WORK / "bare_mc.json")])
+    bare_mc = json.loads((WORK / "bare_mc.json").read_text())
+    cache = WORK / "cache"
+    pytest_cmd = [python, "-m", "pytest", "test_bench.py", "-q", "-p", "no:cacheprovider", "--model", folder,
+                  "--holistic-batch-size", str(args.batch_size), "--holistic-report-dir", str(WORK / "reports"),
+                  "--holistic-cache-dir", str(cache)]
+    shutil.rmtree(cache, ignore_errors=True)
+    cold_s, _ = timed([*pytest_cmd, "-k", "test_mc"])
+    report_path = WORK / "reports" / Path(folder).name / "report.json"
+    report = json.loads(report_path.read_text())
+    warm_s, _ = timed([*pytest_cmd, "-k", "test_mc"])
+    warm_report = json.loads(report_path.read_text())
+
+    records = {r["instance_id"]: r["completion"] for r in report["runs"][0]["instances"]}
+    worst = max(abs(a - b) for row, bare in zip(rows, bare_mc["result"]) for a, b in zip(records[row["id"]]["choice_logprobs"], bare))
+    same_argmax = sum(
+        max(range(4), key=lambda k: (bare[k], -k)) == records[row["id"]]["predicted_index"] for row, bare in zip(rows, bare_mc["result"])
+    )
+
+    bare_gen_s, _ = timed([python, str(HERE / "bare_loop.py"), "gen", folder, str(prompts), str(max(32, args.batch_size)), str(WORK / "bare_gen.json")])
+    bare_gen = json.loads((WORK / "bare_gen.json").read_text())
+    shutil.rmtree(cache, ignore_errors=True)
+    gen_s, _ = timed([*pytest_cmd, "-k", "test_gen", "--holistic-batch-size", "auto"])
+    gen_report = json.loads(report_path.read_text())
+    generated = {r["instance_id"]: r["completion"]["text"] for r in gen_report["runs"][0]["instances"]}
+    same_text = sum(generated[row["id"]] == bare_gen["result"][k].strip() for k, row in enumerate(rows[: args.prompts]))
+
+    print("\nmultiple choice (whole processes: start-up and model load included)")
+    print(f"  bare shared-context loop   {bare_mc_s:8.1f} s  (model compute {bare_mc['compute_s']:.1f} s, {args.instances / bare_mc['compute_s']:.2f} inst/s)")
+    print(f"  pytest, cold cache         {cold_s:8.1f} s  -> {cold_s / bare_mc_s:.3f}x the bare loop (target <= 1.15x)")
+    print(f"  pytest, warm cache         {warm_s:8.1f} s  -> {warm_s / cold_s:.3f}x the cold run (target < 0.10x); "
+          f"cache hits {warm_report['workers']['main']['cache_hits']}, computed {warm_report['workers']['main']['loglikelihood_requests']}")
+    print(f"  agreement: same choice on {same_argmax}/{len(rows)}, max |log-prob difference| {worst:.2e}")
+    if args.lm_eval_python:
+        tasks = WORK / "lm_eval_tasks"
+        tasks.mkdir(exist_ok=True)
+        (tasks / "holistic_bench_mc.yaml").write_text(LM_EVAL_TASK.format(data=data))
+        lm_s, _ = timed([args.lm_eval_python, "-m", "lm_eval", "run", "--model", "hf", "--model_args", f"pretrained={folder},dtype=float32",
+                         "--tasks", "holistic_bench_mc", "--include_path", str(tasks), "--batch_size", str(args.lm_eval_batch_size),
+                         "--device", "cpu", "--output_path", str(WORK / "lm_eval_out")])
+        print(f"  lm-evaluation-harness      {lm_s:8.1f} s  -> pytest is {lm_s / cold_s:.2f}x faster (target >= 2x)")
+    else:
+        print("  lm-evaluation-harness      skipped (pass --lm-eval-python PATH to a separate environment with lm-eval)")
+    print("\ngeneration (greedy, 20 tokens)")
+    print(f"  bare batched loop          {bare_gen_s:8.1f} s  (model compute {bare_gen['compute_s']:.1f} s)")
+    print(f"  pytest, cold cache         {gen_s:8.1f} s  -> {gen_s / bare_gen_s:.3f}x the bare loop (target <= 1.15x)")
+    print(f"  agreement: same text on {same_text}/{args.prompts} prompts")
+
+
+if __name__ == "__main__":
+    main()
