@@ -55,9 +55,9 @@ def test_trained_answer_is_greedy_and_most_likely(model: HFModel) -> None:
 
 def test_generation_does_not_depend_on_batch_size(model: HFModel) -> None:
     requests = [GenerationRequest(c, max_tokens=6, stop=(".",)) for c in CONTEXTS[:4]] + [GenerationRequest("The", 3, ())]
-    model.batch_size = 16
+    model.generation_batch_size = 16
     batched = model.generate(requests)
-    model.batch_size = 1
+    model.generation_batch_size = 1
     single = model.generate(requests)
     assert [r.text for r in batched] == [r.text for r in single]
     for a, b in zip(batched, single):
