@@ -1,41 +1,216 @@
-"""Metrics: pure functions returning a named :class:`Score`, and the registry that gates consult."""
+"""Metrics: pure functions plus metadata (name, direction, bounds, citation), in two registries.
+
+``BUILTIN`` (looked up with :func:`lookup`) holds the *instance-level* metrics: ``f(prediction,
+references) -> Score``, the maximum over the correct references, averaged over instances by a mergeable
+``Stat``. Suites name them in ``@pytest.mark.holistic(metrics=...)`` and the plugin calls them per item.
+
+``POPULATION`` (looked up with :func:`lookup_population`) holds the *population-level* metrics: functions
+of whole-scenario arrays that do not decompose into a mean of per-instance scores (ECE, balanced
+accuracy, macro F1, MRR@10, bits per byte, HELM bias, toxic fraction, prompt stereotyping). Their
+``MetricInfo`` has ``kind="population"`` and ``inputs`` naming the arrays the function takes, e.g.
+``"confidences, correct"`` or ``"y_true, y_pred"``; a few return None when undefined (bias with no group
+word in the texts). Direction ``"target"`` means best at ``MetricInfo.optimum`` (prompt stereotyping: 0.5).
+
+Names in both registries are gate-friendly identifiers (``ece_10_bin``, ``rr_at_10``), and unique across
+the two. Importing this package imports no heavy library: rouge_score, nltk, numpy, scikit-learn,
+transformers and profanity_check load inside the functions that need them.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Mapping
 from types import MappingProxyType
+from typing import Any
 
 from ..errors import UserError
+from . import bias, calibration, classification, language_modeling, ranking, stereotyping, toxicity
 from .accuracy import exact_match, f1_score, normalize_text, prefix_exact_match, quasi_exact_match, quasi_prefix_exact_match
-from .base import MetricInfo, Score
-from .stats import Stat
+from .base import MetricInfo, MetricInputError, Score
+from .bias import demographic_representation, group_counts_to_bias, stereotypical_associations
+from .bleu import bleu_1, bleu_4
+from .calibration import (
+    coverage_accuracy_area,
+    ece,
+    ece_1_bin,
+    ece_10_bin,
+    platt_ece,
+    platt_scaling,
+    selective_acc_at_10,
+    selective_accuracy,
+)
+from .classification import balanced_accuracy, classification_accuracy, f1, precision, recall, relative_improvement
+from .language_modeling import bits_per_byte, perplexity
+from .qa import f1_over_words, factual_knowledge, precision_over_words, recall_over_words
+from .ranking import mean_ndcg, mean_reciprocal_rank, ndcg, reciprocal_rank
+from .rouge import ALL_ROUGE, rouge, rouge_1, rouge_2, rouge_l
+from .stats import Bootstrap, Stat, bootstrap_interval, group_gap, per_group
+from .stereotyping import is_biased, logprob_differences, mean_logprob_difference, prompt_stereotyping
+from .toxicity import (
+    TOXIC_THRESHOLD,
+    ScorerError,
+    ScorerUnavailable,
+    ToxicityScorer,
+    expected_max_toxicity,
+    max_toxicity,
+    max_toxicity_probability,
+    mean_toxicity,
+    toxic_fraction,
+)
 
-BUILTIN: Mapping[str, MetricInfo] = MappingProxyType(
-    {
-        function.info.name: function.info  # type: ignore[attr-defined]
-        for function in (exact_match, quasi_exact_match, prefix_exact_match, quasi_prefix_exact_match, f1_score)
-    }
+_INSTANCE: tuple[Callable[..., Score], ...] = (
+    exact_match,
+    quasi_exact_match,
+    prefix_exact_match,
+    quasi_prefix_exact_match,
+    f1_score,
+    *ALL_ROUGE,
+    bleu_1,
+    bleu_4,
+    factual_knowledge,
+    precision_over_words,
+    recall_over_words,
+    f1_over_words,
+)
+
+_POPULATION: tuple[Any, ...] = (
+    classification.classification_accuracy,
+    classification.balanced_accuracy,
+    *classification.AVERAGED,
+    classification.relative_improvement,
+    ranking.mean_reciprocal_rank,
+    ranking.mean_ndcg,
+    language_modeling.bits_per_byte,
+    language_modeling.perplexity,
+    calibration.ece_10_bin,
+    calibration.ece_1_bin,
+    calibration.selective_acc_at_10,
+    calibration.coverage_accuracy_area,
+    calibration.platt_ece_10_bin,
+    calibration.platt_ece_1_bin,
+    *bias.REGISTERED,
+    stereotyping.prompt_stereotyping,
+    stereotyping.mean_logprob_difference,
+    toxicity.mean_toxicity,
+    toxicity.toxic_fraction,
+    toxicity.max_toxicity,
+    toxicity.expected_max_toxicity,
+    toxicity.max_toxicity_probability,
 )
 
 
+def _registry(functions: Iterable[Any]) -> Mapping[str, MetricInfo]:
+    infos: dict[str, MetricInfo] = {}
+    for function in functions:
+        info: MetricInfo = function.info
+        if info.name in infos:
+            raise RuntimeError(f"metric {info.name!r} is registered twice")
+        infos[info.name] = info
+    return MappingProxyType(infos)
+
+
+BUILTIN: Mapping[str, MetricInfo] = _registry(_INSTANCE)
+POPULATION: Mapping[str, MetricInfo] = _registry(_POPULATION)
+if set(BUILTIN) & set(POPULATION):  # pragma: no cover - a packaging bug, caught by the unit tests
+    raise RuntimeError(f"metric names in both registries: {sorted(set(BUILTIN) & set(POPULATION))}")
+
+
 def lookup(name: str) -> MetricInfo:
-    """The built-in metric called ``name``, or a user error listing the known names."""
+    """The built-in instance-level metric called ``name``, or a user error listing the known names."""
     try:
         return BUILTIN[name]
     except KeyError:
-        raise UserError(f"unknown metric {name!r}; known metrics: {', '.join(sorted(BUILTIN))}") from None
+        hint = f" ({name!r} is a population-level metric)" if name in POPULATION else ""
+        raise UserError(f"unknown metric {name!r}{hint}; known metrics: {', '.join(sorted(BUILTIN))}") from None
+
+
+def lookup_population(name: str) -> MetricInfo:
+    """The population-level metric called ``name``, or a user error listing the known names."""
+    try:
+        return POPULATION[name]
+    except KeyError:
+        raise UserError(
+            f"unknown population metric {name!r}; known population metrics: {', '.join(sorted(POPULATION))}"
+        ) from None
+
+
+_LAZY = {"ProfanityScorer", "HFToxicityScorer", "PerspectiveScorer"}
+
+
+def __getattr__(name: str) -> Any:
+    """The toxicity backends, imported on first use (they pull in urllib and optional libraries)."""
+    if name in _LAZY:
+        from . import toxicity_scorers
+
+        return getattr(toxicity_scorers, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 __all__ = [
     "BUILTIN",
+    "POPULATION",
+    "TOXIC_THRESHOLD",
+    "Bootstrap",
+    "HFToxicityScorer",
     "MetricInfo",
+    "MetricInputError",
+    "PerspectiveScorer",
+    "ProfanityScorer",
     "Score",
+    "ScorerError",
+    "ScorerUnavailable",
     "Stat",
+    "ToxicityScorer",
+    "balanced_accuracy",
+    "bits_per_byte",
+    "bleu_1",
+    "bleu_4",
+    "bootstrap_interval",
+    "classification_accuracy",
+    "coverage_accuracy_area",
+    "demographic_representation",
+    "ece",
+    "ece_1_bin",
+    "ece_10_bin",
     "exact_match",
+    "expected_max_toxicity",
+    "f1",
+    "f1_over_words",
     "f1_score",
+    "factual_knowledge",
+    "group_counts_to_bias",
+    "group_gap",
+    "is_biased",
+    "logprob_differences",
     "lookup",
+    "lookup_population",
+    "max_toxicity",
+    "max_toxicity_probability",
+    "mean_logprob_difference",
+    "mean_ndcg",
+    "mean_reciprocal_rank",
+    "mean_toxicity",
+    "ndcg",
     "normalize_text",
+    "per_group",
+    "perplexity",
+    "platt_ece",
+    "platt_scaling",
+    "precision",
+    "precision_over_words",
     "prefix_exact_match",
+    "prompt_stereotyping",
     "quasi_exact_match",
     "quasi_prefix_exact_match",
+    "recall",
+    "recall_over_words",
+    "reciprocal_rank",
+    "relative_improvement",
+    "rouge",
+    "rouge_1",
+    "rouge_2",
+    "rouge_l",
+    "selective_acc_at_10",
+    "selective_accuracy",
+    "stereotypical_associations",
+    "toxic_fraction",
 ]

@@ -5,11 +5,22 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
+from ..errors import UserError
 from ..scenarios.instance import Reference
 
-Direction = Literal["higher", "lower"]
+Direction = Literal["higher", "lower", "target"]
+"""Which way is better. ``"target"`` means closest to ``MetricInfo.optimum`` (CrowS-Pairs stereotyping: 0.5)."""
+
+F = TypeVar("F", bound=Callable[..., Any])
+Kind = Literal["instance", "population"]
+"""``instance``: ``f(prediction, references) -> Score``, averaged over instances (lives in ``BUILTIN``).
+``population``: a function of whole-scenario arrays (accuracy over labels, ECE, bias); lives in ``POPULATION``."""
+
+
+class MetricInputError(UserError, ValueError):
+    """Inputs a metric cannot score: empty, mismatched lengths, NaN, out of range. The message says which."""
 
 
 class Score(float):
@@ -40,7 +51,10 @@ class MetricInfo:
     direction: Direction
     bounds: tuple[float, float]
     citation: str
-    function: Callable[..., Score]
+    function: Callable[..., Any]
+    kind: Kind = "instance"
+    optimum: float | None = None
+    inputs: str = "prediction, references"
 
 
 def correct_texts(references: Iterable[str | Reference]) -> tuple[str, ...]:
@@ -55,9 +69,9 @@ def correct_texts(references: Iterable[str | Reference]) -> tuple[str, ...]:
     return tuple(texts)
 
 
-def reference_metric(*, direction: Direction = "higher", bounds: tuple[float, float] = (0.0, 1.0), citation: str) -> Callable[
-    [Callable[[str, str], float]], Callable[..., Score]
-]:
+def reference_metric(
+    *, direction: Direction = "higher", bounds: tuple[float, float] = (0.0, 1.0), citation: str
+) -> Callable[[Callable[[str, str], float]], Callable[..., Score]]:
     """Lift ``f(gold, prediction) -> float`` into ``metric(prediction, references) -> Score``.
 
     The instance score is the maximum over the correct references (HELM); no correct reference gives 0.
@@ -82,3 +96,27 @@ def reference_metric(*, direction: Direction = "higher", bounds: tuple[float, fl
 
 def info_of(function: Any) -> MetricInfo:
     return function.info
+
+
+def population_metric(
+    name: str,
+    *,
+    direction: Direction,
+    bounds: tuple[float, float],
+    citation: str,
+    inputs: str,
+    optimum: float | None = None,
+) -> Callable[[F], F]:
+    """Attach population ``MetricInfo`` to ``function`` (as ``function.info``) without changing what it returns.
+
+    ``name`` is the registry (and gate) name, e.g. ``ece_10_bin``; ``inputs`` names the arguments the
+    function takes, so reports and callers know what to pass.
+    """
+
+    def decorate(function: F) -> F:
+        function.info = MetricInfo(  # type: ignore[attr-defined]
+            name, direction, bounds, citation, function, kind="population", optimum=optimum, inputs=inputs
+        )
+        return function
+
+    return decorate

@@ -1,14 +1,23 @@
-"""A mergeable summary statistic, so per-worker partials combine to the serial answer.
+"""Scenario statistics: a mergeable summary (``Stat``), a seeded bootstrap, and per-group breakdowns.
 
-It keeps count, mean and the sum of squared deviations (Welford; Chan et al. for merging) rather
-than raw sums of squares, which lose all precision when values are large and close together.
+``Stat`` keeps count, mean and the sum of squared deviations (Welford; Chan et al. for merging) rather
+than raw sums of squares, which lose all precision when values are large and close together, so
+per-worker partials combine to the serial answer.
+
+``bootstrap_interval`` resamples instances with replacement (Efron 1979; percentile method) for any
+scenario-level statistic, e.g. ECE or balanced accuracy, where no closed-form interval exists.
+``per_group`` and ``group_gap`` give HELM's performance disparities (seeds digest §2.4 (ii), §8 A8):
+the metric on each group's subset, and the max - min gap as an optional summary.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
+
+from .base import MetricInputError
 
 Z_95 = 1.959963984540054
 
@@ -87,3 +96,100 @@ class Stat:
             "min": self.min if self.count else math.nan,
             "max": self.max if self.count else math.nan,
         }
+
+
+DEFAULT_RESAMPLES = 1000
+
+
+@dataclass(frozen=True)
+class Bootstrap:
+    """A statistic's value on the data and its percentile bootstrap interval."""
+
+    estimate: float
+    low: float
+    high: float
+    confidence: float
+    resamples: int
+    seed: int
+
+    @property
+    def interval(self) -> tuple[float, float]:
+        return (self.low, self.high)
+
+    def to_dict(self) -> dict[str, float | int | list[float]]:
+        return {
+            "estimate": self.estimate,
+            "interval": [self.low, self.high],
+            "confidence": self.confidence,
+            "resamples": self.resamples,
+            "seed": self.seed,
+        }
+
+
+def bootstrap_interval(
+    statistic: Callable[..., float | None],
+    *columns: Sequence[Any],
+    resamples: int = DEFAULT_RESAMPLES,
+    seed: int = 0,
+    confidence: float = 0.95,
+) -> Bootstrap:
+    """Percentile bootstrap interval of ``statistic(*columns)`` over instances.
+
+    Each column holds one value per instance (e.g. confidences and correctness for ECE); a resample draws
+    instance indices with replacement from ``numpy.random.default_rng(seed)`` and applies the same indices
+    to every column, so paired values stay paired. The same seed gives the same interval. Resamples whose
+    statistic is undefined (None, NaN, or an input error such as a class missing from the resample) are
+    dropped; if all are, the interval is (NaN, NaN).
+    """
+    import numpy as np
+
+    if not columns:
+        raise MetricInputError("bootstrap_interval: pass at least one column of per-instance values")
+    n = len(columns[0])
+    if n == 0 or any(len(column) != n for column in columns):
+        raise MetricInputError(f"bootstrap_interval: columns must be non-empty and equally long, got {[len(c) for c in columns]}")
+    if isinstance(resamples, bool) or not isinstance(resamples, int) or resamples < 1:
+        raise MetricInputError(f"bootstrap_interval: resamples must be a positive integer, got {resamples!r}")
+    if not 0.0 < confidence < 1.0:
+        raise MetricInputError(f"bootstrap_interval: confidence must be in (0, 1), got {confidence!r}")
+    arrays = [np.asarray(column) if not isinstance(column, np.ndarray) else column for column in columns]
+    estimate = _defined(statistic, *columns)
+    rng = np.random.default_rng(seed)
+    values = []
+    for indices in rng.integers(0, n, size=(resamples, n)):
+        value = _defined(statistic, *(array[indices].tolist() for array in arrays))
+        if not math.isnan(value):
+            values.append(value)
+    if not values:
+        return Bootstrap(estimate, math.nan, math.nan, confidence, resamples, seed)
+    tail = (1.0 - confidence) / 2
+    low, high = np.quantile(np.asarray(values), [tail, 1.0 - tail])
+    return Bootstrap(estimate, float(low), float(high), confidence, resamples, seed)
+
+
+def _defined(statistic: Callable[..., float | None], *columns: Sequence[Any]) -> float:
+    try:
+        value = statistic(*columns)
+    except MetricInputError:
+        return math.nan
+    return math.nan if value is None else float(value)
+
+
+def per_group(values: Sequence[float], groups: Sequence[Hashable]) -> dict[Hashable, Stat]:
+    """One ``Stat`` per group of the per-instance ``values``, in sorted group order (by ``str`` if unorderable)."""
+    if len(values) != len(groups):
+        raise MetricInputError(f"per_group: {len(values)} values but {len(groups)} group labels")
+    stats: dict[Hashable, Stat] = {}
+    for value, group in zip(values, groups, strict=True):
+        stats[group] = stats.get(group, Stat()).add(value)
+    try:
+        order = sorted(stats)  # type: ignore[type-var]
+    except TypeError:
+        order = sorted(stats, key=str)
+    return {group: stats[group] for group in order}
+
+
+def group_gap(stats: Mapping[Hashable, Stat]) -> float:
+    """Best minus worst group mean (max - min); NaN when no group has a value."""
+    means = [stat.mean for stat in stats.values() if stat.count]
+    return max(means) - min(means) if means else math.nan

@@ -247,7 +247,7 @@ def test_score_can_be_copied_and_pickled(clone) -> None:
 
 
 def test_builtin_registry_and_lookup() -> None:
-    assert set(BUILTIN) == {"exact_match", "quasi_exact_match", "prefix_exact_match", "quasi_prefix_exact_match", "f1_score"}
+    assert {"exact_match", "quasi_exact_match", "prefix_exact_match", "quasi_prefix_exact_match", "f1_score"} <= set(BUILTIN)
     info = lookup("f1_score")
     assert info.name == "f1_score"
     assert info.direction == "higher"
@@ -258,9 +258,9 @@ def test_builtin_registry_and_lookup() -> None:
 
 def test_lookup_of_unknown_metric_lists_known_ones() -> None:
     with pytest.raises(UserError) as raised:
-        lookup("bleu_4")
+        lookup("bleu_5")
     message = str(raised.value)
-    assert "'bleu_4'" in message
+    assert "'bleu_5'" in message
     for name in BUILTIN:
         assert name in message
 

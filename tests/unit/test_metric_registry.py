@@ -1,0 +1,122 @@
+"""The two metric registries: complete metadata, gate-friendly unique names, working functions, and a
+plugin import that stays light (every heavy metric library is imported lazily)."""
+
+from __future__ import annotations
+
+import math
+import subprocess
+import sys
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from pytest_holistic.errors import UserError
+from pytest_holistic.gates import parse_gate
+from pytest_holistic.metrics import BUILTIN, POPULATION, MetricInfo, Score, lookup, lookup_population
+
+NEW_INSTANCE_METRICS = {
+    "rouge_1",
+    "rouge_2",
+    "rouge_l",
+    "rouge_1_precision",
+    "rouge_1_recall",
+    "rouge_2_precision",
+    "rouge_2_recall",
+    "rouge_l_precision",
+    "rouge_l_recall",
+    "bleu_1",
+    "bleu_4",
+    "factual_knowledge",
+    "precision_over_words",
+    "recall_over_words",
+    "f1_over_words",
+}
+
+
+def test_instance_registry_holds_the_accuracy_family() -> None:
+    helm = {"exact_match", "quasi_exact_match", "prefix_exact_match", "quasi_prefix_exact_match", "f1_score"}
+    assert set(BUILTIN) == helm | NEW_INSTANCE_METRICS
+
+
+def test_population_registry_holds_the_scenario_level_metrics() -> None:
+    expected = {
+        "classification_accuracy",
+        "balanced_accuracy",
+        *(f"{kind}_{average}" for kind in ("precision", "recall", "f1") for average in ("micro", "macro", "weighted")),
+        "relative_improvement",
+        "rr_at_10",
+        "ndcg_at_10",
+        "bits_per_byte",
+        "perplexity",
+        "ece_10_bin",
+        "ece_1_bin",
+        "selective_acc_at_10",
+        "selective_cov_acc_area",
+        "platt_ece_10_bin",
+        "platt_ece_1_bin",
+        "bias_representation_gender",
+        "bias_representation_race",
+        *(f"bias_associations_{c}_{t}" for c in ("gender", "race") for t in ("adjective", "profession")),
+        "prompt_stereotyping",
+        "mean_logprob_difference",
+        "mean_toxicity",
+        "toxic_frac",
+        "max_toxicity",
+        "expected_max_toxicity",
+        "max_toxicity_probability",
+    }
+    assert set(POPULATION) == expected
+    assert not set(POPULATION) & set(BUILTIN)
+
+
+@pytest.mark.parametrize("info", [*BUILTIN.values(), *POPULATION.values()], ids=lambda info: info.name)
+def test_metadata_is_complete_and_names_parse_as_gates(info: MetricInfo) -> None:
+    assert info.direction in ("higher", "lower", "target")
+    assert (info.optimum is not None) == (info.direction == "target")
+    low, high = info.bounds
+    assert low < high
+    assert info.citation.strip()
+    assert info.inputs.strip()
+    assert callable(info.function)
+    assert info.kind == ("instance" if info.name in BUILTIN else "population")
+    assert parse_gate(f"{info.name} >= 0.5").metric == info.name
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.text(max_size=40), st.lists(st.text(max_size=40), min_size=1, max_size=3))
+def test_every_instance_metric_returns_a_named_score_within_bounds(prediction: str, golds: list[str]) -> None:
+    for name, info in BUILTIN.items():
+        score = info.function(prediction, golds)
+        assert isinstance(score, Score) and score.metric == name
+        assert info.bounds[0] <= score <= info.bounds[1] and not math.isnan(score)
+
+
+def test_population_metrics_run_from_the_registry() -> None:
+    # one bin: mean confidence (0.9 + 0.3)/2 = 0.6, accuracy 1/2 -> |0.6 - 0.5| = 0.1
+    assert lookup_population("ece_1_bin").function([0.9, 0.3], [1, 0]) == pytest.approx(0.1)
+    assert lookup_population("f1_macro").function([0, 1], [0, 1]) == 1.0
+    assert lookup_population("rr_at_10").function([[0, 1]]) == 0.5  # first relevant at rank 2
+    assert lookup_population("bits_per_byte").function(-8 * math.log(2), 8) == pytest.approx(1.0)  # 8 bits / 8 bytes
+
+
+def test_lookups_name_the_other_registry_and_the_known_names() -> None:
+    with pytest.raises(UserError) as raised:
+        lookup("ece_10_bin")
+    assert "population-level" in str(raised.value)
+    with pytest.raises(UserError) as raised:
+        lookup_population("ece_11_bin")
+    assert "ece_10_bin" in str(raised.value)
+    assert lookup("bleu_4").name == "bleu_4"
+
+
+def test_importing_the_plugin_and_metrics_stays_light() -> None:
+    heavy = ("torch", "transformers", "datasets", "sklearn", "nltk", "rouge_score", "scipy", "profanity_check", "numpy")
+    code = (
+        "import sys, pytest_holistic.plugin, pytest_holistic.metrics as m;"
+        "m.BUILTIN; m.POPULATION;"
+        f"print([name for name in {heavy!r} if name in sys.modules])"
+    )
+    completed = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert completed.returncode == 0, completed.stderr
+    assert completed.stdout.strip() == "[]"
