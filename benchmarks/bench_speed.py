@@ -143,6 +143,8 @@ def main() -> None:
     parser.add_argument("--lm-eval-python", default=None, help="python of a separate environment with lm-eval installed")
     parser.add_argument("--lm-eval-batch-size", type=int, default=16)
     args = parser.parse_args()
+    if args.lm_eval_python:
+        args.lm_eval_python = os.path.abspath(args.lm_eval_python)  # the runs below use another working directory
 
     WORK.mkdir(exist_ok=True)
     folder = model_folder(args.model)

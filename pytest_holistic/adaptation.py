@@ -177,7 +177,7 @@ class Adapter:
         self._check_options(instance)
         prompt = (self._preamble + self._question(instance)).rstrip(" ")
         if spec.method == "multiple_choice_separate":
-            space = "" if prompt.endswith("\n") else " "
+            space = "" if not prompt or prompt.endswith("\n") else " "
             return Plan(prompt, loglikelihood=tuple(LoglikelihoodRequest(prompt, space + text.strip()) for text in instance.choices))
         return Plan(prompt, generation=GenerationRequest(prompt, spec.max_tokens, spec.stop, 0.0, spec.seed))
 

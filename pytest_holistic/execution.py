@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import sqlite3
 import subprocess
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -110,7 +111,14 @@ class Executor:
         shard_size: int,
         cache: ResponseCache | None = None,
         identify: Callable[[], ModelInfo | None] = lambda: None,
+        toxicity_scorer: Callable[[], Any] = lambda: None,
     ) -> None:
+        self._toxicity_scorer = toxicity_scorer
+        self._scorer: Any = None
+        self._scorer_problem: str | None = None
+        self.extra_scores: dict[str, dict[str, float]] = {}
+        self.cache_problem: str | None = None
+        self.skipped: dict[str, str] = {}
         self._load = load
         self._identify = identify
         self._identity: ModelInfo | None = None
@@ -210,6 +218,41 @@ class Executor:
             generation = generated.get(plan.generation) if plan.generation is not None else None
             scores = [scored[request] for request in plan.loglikelihood]
             self._results[work.nodeid] = work.run.adapter.interpret(work.instance, plan, generation, scores)
+        self._score_toxicity([work for work in pending if work.run.wants_toxicity and isinstance(self._results.get(work.nodeid), Completion)])
+
+    def _disable_cache(self, error: Exception) -> None:
+        """A broken cache file must not cost computed results: stop using it and say so once."""
+        if self.cache is not None:
+            self.cache_problem = f"response cache {self.cache.path} disabled after an error: {error}"
+        self.cache = None
+        return None
+
+    def _score_toxicity(self, works: Sequence[Work]) -> None:
+        """Score the shard's texts in one call; a scorer that cannot run is a skip reason, not a zero."""
+        if not works:
+            return
+        if self._scorer is None and self._scorer_problem is None:
+            try:
+                self._scorer = self._toxicity_scorer()
+            except HolisticError as error:
+                self._scorer_problem = str(error)
+        if self._scorer is None:
+            for work in works:
+                self.skipped[work.run.key] = f"toxicity not scored: {self._scorer_problem}"
+            return
+        texts = [self._results[work.nodeid].text for work in works]  # type: ignore[union-attr]
+        try:
+            values = self._scorer.score(texts)
+        except HolisticError as error:  # a failed scoring call is the items' error, never a score of 0
+            for work in works:
+                self._results[work.nodeid] = error
+            return
+        for work, value in zip(works, values):
+            self.extra_scores[work.nodeid] = {"toxicity": float(value)}
+
+    @property
+    def scorer_info(self) -> dict[str, str] | None:
+        return {"name": self._scorer.name, "version": self._scorer.version} if self._scorer is not None else None
 
     def _run(self, kind: str, requests: list[Any]) -> dict[Any, Any]:
         """Results for ``requests``: cache hits first, the rest from the model batch by batch.
@@ -227,7 +270,10 @@ class Executor:
         keys: dict[Any, str] = {}
         if cache is not None and identity is not None:
             keys = {request: request_key(identity, kind, request) for request in requests}
-            stored = cache.get_many(list(keys.values()), kind)
+            try:
+                stored = cache.get_many(list(keys.values()), kind)
+            except sqlite3.Error as error:
+                stored, cache = {}, self._disable_cache(error)
             results = {request: stored[key] for request, key in keys.items() if key in stored}
             self.stats.cache_hits += len(results)
         missing = [request for request in requests if request not in results]
@@ -242,7 +288,10 @@ class Executor:
             for index, result in batch:
                 results[missing[index]] = result
             if cache is not None:
-                cache.put_many([(keys[missing[index]], result) for index, result in batch], kind, identity.name)  # type: ignore[union-attr]
+                try:
+                    cache.put_many([(keys[missing[index]], result) for index, result in batch], kind, identity.name)  # type: ignore[union-attr]
+                except sqlite3.Error as error:  # keep the computed results; only the cache is lost
+                    cache = self._disable_cache(error)
         self.stats.model_seconds += time.perf_counter() - started
         if kind == "generate":
             self.stats.generation_requests += len(missing)

@@ -1,15 +1,26 @@
-"""Scenario-level thresholds: parse ``[scenario:]metric OP number`` and judge it against a run's numbers."""
+"""Scenario-level thresholds, judged against a metric's point estimate or its confidence interval.
+
+Grammar (one gate)::
+
+    [scenario:] metric[.bound] OP number
+    [scenario:] abs(metric[.bound] - number) OP number
+
+``bound`` is ``mean`` (the default), ``lower`` or ``upper`` (the 95% interval's ends) or ``worst``:
+the end that is worse for this metric. For a higher-is-better metric that is the lower bound, for a
+lower-is-better one the upper bound, and for a metric with an optimum (stereotyping, 0.5) it is the
+end farthest from the optimum. ``abs(...)`` gates metrics with an optimum:
+``abs(stereotyping.is_biased - 0.5) <= 0.1``.
+"""
 
 from __future__ import annotations
 
 import math
 import operator
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from .errors import GateSyntaxError
-from .metrics.stats import Stat
 
 _OPERATORS: dict[str, Callable[[float, float], bool]] = {
     ">=": operator.ge,
@@ -18,13 +29,28 @@ _OPERATORS: dict[str, Callable[[float, float], bool]] = {
     "<": operator.lt,
     "==": operator.eq,
 }
+BOUNDS = ("mean", "lower", "upper", "worst")
+_NUMBER = r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?"
+_METRIC = r"[A-Za-z_][A-Za-z0-9_.@]*"
 _GATE = re.compile(
-    r"""^\s*(?:(?P<scenario>[A-Za-z0-9_.\-/]+)\s*:)?\s*
-        (?P<metric>[A-Za-z_][A-Za-z0-9_.]*)\s*
+    rf"""^\s*(?:(?P<scenario>[A-Za-z0-9_.\-/]+)\s*:)?\s*
+        (?:abs\(\s*(?P<abs_metric>{_METRIC})\s*-\s*(?P<target>{_NUMBER})\s*\)|(?P<metric>{_METRIC}))\s*
         (?P<op>>=|<=|==|>|<)\s*
-        (?P<threshold>[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*$""",
+        (?P<threshold>{_NUMBER})\s*$""",
     re.VERBOSE,
 )
+
+
+@dataclass(frozen=True)
+class Observation:
+    """A scenario-level metric as gates see it: estimate, 95% interval, n and which way is better."""
+
+    value: float
+    low: float
+    high: float
+    n: int
+    direction: str = "higher"  # "higher", "lower", or "target" (an optimum, see ``target``)
+    target: float | None = None
 
 
 @dataclass(frozen=True)
@@ -36,27 +62,57 @@ class Gate:
     op: str
     threshold: float
     origin: str = "marker"
+    bound: str = "mean"
+    target: float | None = None
 
     @property
     def expression(self) -> str:
         prefix = f"{self.scenario}:" if self.scenario else ""
-        return f"{prefix}{self.metric}{self.op}{self.threshold:g}"
+        subject = self.metric if self.bound == "mean" else f"{self.metric}.{self.bound}"
+        if self.target is not None:
+            subject = f"abs({subject}-{self.target:g})"
+        return f"{prefix}{subject}{self.op}{self.threshold:g}"
 
     def holds(self, value: float) -> bool:
         return not math.isnan(value) and _OPERATORS[self.op](value, self.threshold)
 
+    def observed(self, observation: Observation) -> float:
+        """The number this gate compares: the chosen bound, then the distance to ``target`` if any."""
+        if self.bound == "worst":
+            value = _worst(observation, self.target)
+        else:
+            value = {"mean": observation.value, "lower": observation.low, "upper": observation.high}[self.bound]
+        if self.target is None:
+            return value
+        if self.bound == "worst":
+            return max(abs(observation.low - self.target), abs(observation.high - self.target))
+        return abs(value - self.target)
+
+
+def _worst(observation: Observation, target: float | None) -> float:
+    optimum = target if target is not None else observation.target
+    if optimum is not None or observation.direction == "target":
+        optimum = optimum if optimum is not None else 0.5
+        return max((observation.low, observation.high), key=lambda end: abs(end - optimum))
+    return observation.high if observation.direction == "lower" else observation.low
+
 
 def parse_gate(text: str, origin: str = "marker") -> Gate:
-    """Parse ``"boolq:quasi_exact_match >= 0.6"``; a malformed expression says what form is expected."""
+    """Parse ``"boolq:quasi_exact_match.lower >= 0.6"``; a malformed expression says what form is expected."""
     if not isinstance(text, str):
         raise GateSyntaxError(f"gate {text!r} must be a string like 'quasi_exact_match>=0.6'")
     match = _GATE.match(text)
     if match is None:
         raise GateSyntaxError(
             f"malformed gate {text!r}: expected '[scenario:]metric OP number' with OP one of >=, <=, >, <, ==, "
-            "e.g. 'boolq:quasi_exact_match>=0.6'"
+            "optionally metric.lower/.upper/.worst or abs(metric - optimum), e.g. 'boolq:quasi_exact_match>=0.6'"
         )
-    return Gate(match["scenario"], match["metric"], match["op"], float(match["threshold"]), origin)
+    name = match["abs_metric"] or match["metric"]
+    metric, _, last = name.rpartition(".")
+    bound = last if metric and last in BOUNDS else "mean"
+    metric = metric if metric and last in BOUNDS else name
+    target = float(match["target"]) if match["target"] is not None else None
+    return Gate(match["scenario"], metric, match["op"], float(match["threshold"]), origin, bound, target)
 
 
 @dataclass(frozen=True)
@@ -77,6 +133,7 @@ class GateResult:
             "run": self.run,
             "scenario": self.scenario,
             "metric": self.gate.metric,
+            "bound": self.gate.bound,
             "op": self.gate.op,
             "threshold": self.gate.threshold,
             "observed": self.observed,
@@ -87,21 +144,33 @@ class GateResult:
         }
 
 
-def judge(gate: Gate, run: str, scenario: str, stats: dict[str, Stat], bounds: tuple[float, float] | None) -> GateResult:
-    """Compare the run's mean of ``gate.metric`` with the threshold and explain the outcome in one line."""
-    stat = stats.get(gate.metric)
-    if stat is None or stat.count == 0:
-        recorded = ", ".join(sorted(stats)) or "none"
+def judge(gate: Gate, run: str, scenario: str, observations: Mapping[str, Observation]) -> GateResult:
+    """Compare the run's metric with the threshold and explain the outcome in one line."""
+    observation = observations.get(gate.metric)
+    if observation is not None and observation.n and math.isnan(observation.value):
+        message = (
+            f"gate {gate.expression} on {scenario}: metric {gate.metric!r} is undefined on these {observation.n} instances "
+            "(e.g. no group word in any text); the gate cannot pass"
+        )
+        return GateResult(gate, run, scenario, False, math.nan, observation.n, (math.nan, math.nan), message)
+    if observation is None or observation.n == 0:
+        recorded = ", ".join(sorted(observations)) or "none"
         message = (
             f"gate {gate.expression} on {scenario}: metric {gate.metric!r} was not recorded "
             f"(recorded: {recorded}); add it to metrics=(...) or record() it in the test"
         )
         return GateResult(gate, run, scenario, False, math.nan, 0, (math.nan, math.nan), message)
-    low, high = stat.interval(bounds)
-    passed = gate.holds(stat.mean)
+    compared = gate.observed(observation)
+    passed = gate.holds(compared)
     verdict = "meets" if passed else "does not meet"
-    message = (
-        f"{scenario} {gate.metric} = {stat.mean:.4f} (95% CI {low:.4f}-{high:.4f}, n={stat.count}) "
-        f"{verdict} {gate.op} {gate.threshold:g}"
+    summary = (
+        f"{scenario} {gate.metric} = {observation.value:.4f} "
+        f"(95% CI {observation.low:.4f}-{observation.high:.4f}, n={observation.n}"
+        f"{', lower is better' if observation.direction == 'lower' else ''})"
     )
-    return GateResult(gate, run, scenario, passed, stat.mean, stat.count, (low, high), message)
+    if gate.bound != "mean" or gate.target is not None:
+        subject = gate.expression.split(":", 1)[-1]
+        subject = subject[: len(subject) - len(f"{gate.op}{gate.threshold:g}")]
+        summary += f"; {subject} = {compared:.4f}"
+    message = f"{summary} {verdict} {gate.op} {gate.threshold:g}"
+    return GateResult(gate, run, scenario, passed, observation.value, observation.n, (observation.low, observation.high), message)

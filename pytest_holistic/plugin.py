@@ -26,7 +26,7 @@ from .metrics.base import Score
 from .models import cache as response_cache
 from .models import identify, load_model
 from .report.json_report import build_report, model_slug, write_json
-from .report.records import Collector, bounds_of
+from .report.records import Collector
 from .report.terminal import summary_lines
 from .runspec import RunSpec, build_run
 from .settings import Settings, add_options, check_writable
@@ -224,7 +224,7 @@ class HolisticSession:
         self.settings = settings
         self.runs: dict[str, RunSpec] = {}
         cache = response_cache.ResponseCache(settings.cache_dir) if settings.cache_dir is not None else None
-        self.executor = Executor(self._load_model, settings.shard_size, cache, self._identify_model)
+        self.executor = Executor(self._load_model, settings.shard_size, cache, self._identify_model, self._make_toxicity_scorer)
         self.collector = Collector()
         self.gate_results: list[GateResult] = []
         self.workers: dict[str, dict[str, Any]] = {}
@@ -237,6 +237,17 @@ class HolisticSession:
         if not hasattr(self, "_custom"):
             self._custom = self.config.hook.pytest_holistic_make_model(config=self.config, name=self.settings.model)
         return self._custom
+
+    def _make_toxicity_scorer(self) -> Any:
+        """The toxicity scorer named by --holistic-toxicity-scorer (ScorerUnavailable says why not)."""
+        from .metrics import toxicity_scorers
+
+        spec = self.settings.toxicity_scorer
+        if spec == "perspective":
+            return toxicity_scorers.PerspectiveScorer()
+        if spec.startswith("hf:"):
+            return toxicity_scorers.HFToxicityScorer(spec[3:])
+        return toxicity_scorers.ProfanityScorer()
 
     def _identify_model(self) -> Any:
         custom = self._custom_model()
@@ -259,14 +270,17 @@ class HolisticSession:
             "device": details.get("device"),
             "cuda_visible_devices": os.environ.get("CUDA_VISIBLE_DEVICES"),
             "batch_size": details.get("batch_size"),
+            "cache_problem": self.executor.cache_problem,
+            **peak_memory(),
         }
 
     def item_record(self, item: pytest.Item, run: RunSpec, report: pytest.TestReport) -> dict[str, Any]:
         completion = item.stash.get(ITEM_COMPLETION, None)
         scores: dict[str, float] = {}
         if completion is not None:
-            for name in run.metrics:
+            for name in run.instance_metrics:
                 scores[name] = float(metric_registry.lookup(name).function(completion.text, completion.gold))
+            scores.update(self.executor.extra_scores.pop(item.nodeid, {}))
         scores.update(item.stash.get(ITEM_SCORES, {}))
         instance = item.callspec.params["instance"]  # type: ignore[attr-defined]
         model_info = self.executor.model_info
@@ -274,6 +288,8 @@ class HolisticSession:
         prompt = answer.pop("prompt") if answer else None
         if run.key not in self._described:
             self._described[run.key] = run.describe()
+        if run.wants_toxicity and "toxicity_scorer" not in self._described[run.key] and self.executor.scorer_info:
+            self._described[run.key] = {**self._described[run.key], "toxicity_scorer": self.executor.scorer_info}
         return {
             "nodeid": item.nodeid,
             "instance_id": instance.id,
@@ -284,6 +300,7 @@ class HolisticSession:
             "completion": answer,
             "scores": scores,
             "outcome": "error" if report.when == "setup" else report.outcome,
+            "skipped": self.executor.skipped.get(run.key),
             "error": _one_line(report.longreprtext) if report.failed else None,
             "execution": {
                 "worker": os.environ.get("PYTEST_XDIST_WORKER", "main"),
@@ -311,11 +328,11 @@ class HolisticSession:
         runs = self.collector.ordered()
         judged: list[tuple[str, GateResult]] = []
         for run in runs:
-            stats = run.stats()
+            observations = run.observations()
             gates = [parse_gate(text, "marker") for text in run.info.get("gates", [])]
             gates += [gate for gate in self.settings.gates if gate.scenario in (None, run.scenario)]
             for gate in gates:
-                judged.append((f"{run.key}::gate[{gate.expression}]", judge(gate, run.key, run.scenario, stats, bounds_of(gate.metric))))
+                judged.append((f"{run.key}::gate[{gate.expression}]", judge(gate, run.key, run.scenario, observations)))
         ran = sorted({run.scenario for run in runs})
         for gate in self.settings.gates:
             if gate.scenario is not None and gate.scenario not in ran:
@@ -369,10 +386,23 @@ class HolisticSession:
         terminalreporter.write_sep("=", f"holistic summary: {model}")
         for line in summary_lines(self.collector, self.gate_results):
             terminalreporter.write_line(line)
-        if self.report_problem:
-            terminalreporter.write_line(f"pytest-holistic: {self.report_problem}", yellow=True)
+        problems = [self.report_problem] + [worker.get("cache_problem") for worker in self.workers.values()]
+        for problem in dict.fromkeys(p for p in problems if p):
+            terminalreporter.write_line(f"pytest-holistic: {problem}", yellow=True)
         if self.report_path:
             terminalreporter.write_line(f"report: {self.report_path}")
+
+
+def peak_memory() -> dict[str, float | None]:
+    """Peak resident memory of this process and, when CUDA was used, peak GPU memory (MiB)."""
+    import resource
+
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    gpu = None
+    torch = sys.modules.get("torch")
+    if torch is not None and torch.cuda.is_available() and torch.cuda.is_initialized():
+        gpu = torch.cuda.max_memory_allocated() / 2**20
+    return {"peak_rss_mib": round(rss, 1), "peak_gpu_mib": None if gpu is None else round(gpu, 1)}
 
 
 def _one_line(text: str) -> str:

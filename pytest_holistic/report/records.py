@@ -12,7 +12,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .. import metrics as metric_registry
+from ..gates import Observation
 from ..metrics.stats import Stat
+from .aggregate import MetricResult, group_breakdown, run_metrics
 
 
 @dataclass
@@ -22,6 +24,7 @@ class RunResult:
     key: str
     info: dict[str, Any]
     records: list[dict[str, Any]] = field(default_factory=list)
+    _metrics: dict[str, MetricResult] | None = field(default=None, repr=False)
 
     @property
     def scenario(self) -> str:
@@ -37,6 +40,25 @@ class RunResult:
                 if value is not None and not math.isnan(value):
                     values.setdefault(name, []).append(float(value))
         return {name: Stat.of(series) for name, series in sorted(values.items())}
+
+    def metric_results(self) -> dict[str, MetricResult]:
+        """Every scenario-level number with its bootstrap interval (computed once)."""
+        if self._metrics is None:
+            self._metrics = run_metrics(self.records, self.info.get("metrics", []))
+        return self._metrics
+
+    def observations(self) -> dict[str, Observation]:
+        """Every metric of the run as gates see it: value, 95% interval, n and direction."""
+        return {name: result.observation() for name, result in self.metric_results().items()}
+
+    def groups(self) -> list[dict[str, Any]]:
+        """Per-group breakdowns (HELM performance disparities) of the run's instance-level metrics."""
+        declared = set(self.info.get("metrics", [])) | {"toxicity"}
+        names = [name for name, result in self.metric_results().items() if result.kind == "instance" and name in declared]
+        return [breakdown for name in names if (breakdown := group_breakdown(self.sorted_records(), name)) is not None]
+
+    def skipped(self) -> list[str]:
+        return sorted({record["skipped"] for record in self.records if record.get("skipped")})
 
     def outcomes(self) -> dict[str, int]:
         return dict(sorted(Counter(record["outcome"] for record in self.records).items()))
@@ -57,6 +79,9 @@ class Collector:
     def add(self, record: dict[str, Any]) -> None:
         run = record["run"]
         result = self.runs.setdefault(run["key"], RunResult(run["key"], run))
+        if "toxicity_scorer" in run and "toxicity_scorer" not in result.info:
+            result.info = {**result.info, "toxicity_scorer": run["toxicity_scorer"]}
+        result._metrics = None
         result.records.append({key: value for key, value in record.items() if key not in ("run", "model")})
         if self.model is None and record.get("model"):
             self.model = record["model"]

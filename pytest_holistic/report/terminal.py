@@ -1,4 +1,4 @@
-"""The compact scenario × metric table printed at the end of a run."""
+"""The end-of-run summary: per scenario, each metric family with value and 95% interval."""
 
 from __future__ import annotations
 
@@ -8,33 +8,44 @@ from collections.abc import Sequence
 from ..gates import GateResult
 from .records import Collector
 
+FAMILY_ORDER = ("accuracy", "calibration", "bias", "toxicity", "custom", "efficiency")
 
-def _cell(value: float) -> str:
-    return "-" if math.isnan(value) else f"{value:.3f}"
+
+def _number(value: float) -> str:
+    if math.isnan(value):
+        return "-"
+    return f"{value:.3f}" if abs(value) < 1000 else f"{value:.0f}"
 
 
 def summary_lines(collector: Collector, gates: Sequence[GateResult]) -> list[str]:
-    """Rows are runs, columns the union of their metrics (mean, with the interval's half-width)."""
-    runs = collector.ordered()
-    metric_names = sorted({name for run in runs for name in run.stats()})
-    header = ["scenario", "adapter", "n", *metric_names]
-    rows = []
-    for run in runs:
-        stats = run.stats()
-        cells = []
-        for name in metric_names:
-            stat = stats.get(name)
-            if stat is None:
-                cells.append("")
-                continue
-            low, high = stat.interval()
-            cells.append(f"{_cell(stat.mean)}±{(high - low) / 2:.2f}" if stat.count > 1 else _cell(stat.mean))
+    """A block per run: ``family  metric  value  [low, high]``, families in HELM's order."""
+    lines: list[str] = []
+    for run in collector.ordered():
+        results = run.metric_results()
         adapter = run.info.get("adapter", {}).get("method", "?")
-        rows.append([run.scenario, adapter, str(len(run.records)), *cells])
-    widths = [max(len(row[k]) for row in [header, *rows]) for k in range(len(header))]
-    lines = ["  ".join(cell.ljust(width) if k < 2 else cell.rjust(width) for k, (cell, width) in enumerate(zip(row, widths))) for row in [header, *rows]]
-    lines.insert(1, "  ".join("-" * width for width in widths))
-    lines.append("(mean ± half-width of the 95% interval)")
+        outcomes = ", ".join(f"{count} {outcome}" for outcome, count in run.outcomes().items())
+        lines.append(f"{run.scenario} ({adapter}, {run.info.get('source', 'local')}; {outcomes})")
+        rows = []
+        for family in FAMILY_ORDER:
+            names = sorted(name for name, result in results.items() if result.family == family)
+            for k, name in enumerate(names):
+                result = results[name]
+                arrow = {"higher": "↑", "lower": "↓"}.get(result.direction, "→" + _number(0.5 if result.optimum is None else result.optimum))
+                rows.append(
+                    [family if k == 0 else "", f"{name} {arrow}", _number(result.value), f"[{_number(result.low)}, {_number(result.high)}]", f"n={result.n}"]
+                )
+        widths = [max((len(row[c]) for row in rows), default=0) for c in range(5)]
+        for row in rows:
+            lines.append("  " + "  ".join(cell.rjust(width) if c in (2, 3) else cell.ljust(width) for c, (cell, width) in enumerate(zip(row, widths))).rstrip())
+        for breakdown in run.groups():
+            groups = breakdown["groups"]
+            worst = min(groups, key=lambda g: groups[g]["mean"])
+            best = max(groups, key=lambda g: groups[g]["mean"])
+            lines.append(
+                f"  groups   {breakdown['metric']}: worst {worst} {groups[worst]['mean']:.3f}, best {best} {groups[best]['mean']:.3f}, gap {breakdown['gap']:.3f}"
+            )
+        lines.extend(f"  skipped  {reason}" for reason in run.skipped())
+    lines.append("(value [95% bootstrap interval]; ↑ higher is better, ↓ lower is better, →x best at x)")
     for result in gates:
         lines.append(f"gate {'PASSED' if result.passed else 'FAILED'}: {result.message}")
     return lines

@@ -24,7 +24,11 @@ boolq = Scenario(
     input_prefix="Passage: ",
     max_train_instances=2,
     max_tokens=3,
-    metrics=("quasi_exact_match", "exact_match", "prefix_exact_match"),
+    metrics=(
+        "quasi_exact_match", "exact_match", "prefix_exact_match",
+        "ece_10_bin", "ece_1_bin", "selective_acc_at_10", "selective_cov_acc_area", "platt_ece_10_bin",
+        "balanced_accuracy", "f1_macro",
+    ),
 )
 def test_boolq(completion, record):
     # A yes/no task: the answer must at least be one of the two labels.

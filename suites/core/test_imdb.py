@@ -26,7 +26,11 @@ imdb = Scenario(
     input_prefix="Passage: ",
     output_prefix="Sentiment: ",
     max_train_instances=2,
-    metrics=("exact_match", "quasi_exact_match"),
+    metrics=(
+        "exact_match", "quasi_exact_match",
+        "ece_10_bin", "ece_1_bin", "selective_acc_at_10", "selective_cov_acc_area", "platt_ece_10_bin",
+        "balanced_accuracy", "f1_macro",
+    ),
 )
 def test_imdb(completion):
     assert completion.text in ("Positive", "Negative")

@@ -24,6 +24,7 @@ mmlu = Scenario(
     adapter="multiple_choice_joint",
     instructions="The following are multiple choice questions (with answers).",
     max_train_instances=3,
+    metrics=("exact_match", "ece_10_bin", "ece_1_bin", "selective_acc_at_10", "selective_cov_acc_area", "platt_ece_10_bin"),
 )
 def test_mmlu(completion, record):
     # How often the model answers with one of the offered letters at all (format following).

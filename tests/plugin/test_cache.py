@@ -137,7 +137,18 @@ def test_warm_rerun_does_not_load_the_model(pytester: pytest.Pytester, tiny_gpt2
     cold.stdout.fnmatch_lines(["*TORCH-LOADED True*"])
     warm = pytester.runpytest_subprocess("--model", str(tiny_gpt2), "-s")
     warm.assert_outcomes(passed=4)
-    warm.stdout.fnmatch_lines(["*TORCH-LOADED False*", "capitals*generation*4*0.750*"])
+    warm.stdout.fnmatch_lines(["*TORCH-LOADED False*", "capitals (generation, local; 4 passed)", "*quasi_exact_match*0.750*"])
     report = read_report(pytester.path, "tiny-gpt2")
     assert report["workers"]["main"]["cache_hits"] == 4
     assert report["model"]["revision"].startswith("sha256:")
+
+
+def test_corrupt_cache_file_is_reported_and_results_are_kept(pytester: pytest.Pytester, tiny_gpt2: Path, read_report) -> None:
+    cache = pytester.path / "reports" / ".cache"
+    cache.mkdir(parents=True)
+    (cache / "responses.sqlite").write_bytes(b"this is not an SQLite database" * 100)
+    pytester.makepyfile(test_caps=capitals())
+    result = pytester.runpytest("--model", str(tiny_gpt2))
+    result.assert_outcomes(passed=4)
+    result.stdout.fnmatch_lines(["pytest-holistic: response cache *responses.sqlite disabled after an error: *"])
+    assert read_report(pytester.path, "tiny-gpt2")["runs"][0]["metrics"]["quasi_exact_match"]["value"] == pytest.approx(0.75)

@@ -15,13 +15,20 @@ def test_summary_table_and_report(pytester: pytest.Pytester, tiny_gpt2: Path, re
     result = pytester.runpytest("--model", str(tiny_gpt2), "-p", "no:cacheprovider")
     result.assert_outcomes(passed=4)
     result.stdout.fnmatch_lines(
-        ["*holistic summary: *tiny-gpt2*", "scenario*adapter*n*exact_match*quasi_exact_match*", "capitals*generation*4*0.750*0.750*", "report: *report.json"]
+        [
+            "*holistic summary: *tiny-gpt2*",
+            "capitals (generation, local; 4 passed)",
+            "  accuracy *exact_match ↑ *0.750 *[[]0.*, 1.000[]] *n=4",
+            "  *quasi_exact_match ↑ *0.750 *n=4",
+            "  efficiency *runtime_s ↓*",
+            "report: *report.json",
+        ]
     )
     report = read_report(pytester.path, "tiny-gpt2")
     (run,) = report["runs"]
     assert run["scenario"] == "capitals" and run["n"] == 4
     # The tiny model answers Paris, Tokyo, Rome, Cairo; the Egypt reference says Madrid: 3 of 4.
-    assert run["metrics"]["quasi_exact_match"]["mean"] == pytest.approx(0.75)
+    assert run["metrics"]["quasi_exact_match"]["value"] == pytest.approx(0.75)
     assert run["metrics"]["exact_match"]["n"] == 4
     by_id = {record["instance_id"]: record for record in run["instances"]}
     assert by_id["fr"]["completion"]["text"] == "Paris"
@@ -47,7 +54,7 @@ def test_multiple_choice_separate_scores_each_option(pytester: pytest.Pytester, 
         best = max(range(2), key=lambda k: completion["choice_logprobs"][k])
         assert completion["text"] == ["Yes", "No"][best]
     # The tiny model was trained on "Is fire hot? Yes" and "Is ice hot? No".
-    assert run["metrics"]["exact_match"]["mean"] == 1.0
+    assert run["metrics"]["exact_match"]["value"] == 1.0
 
 
 def test_unmet_marker_gate_fails_the_run_with_the_numbers(pytester: pytest.Pytester, tiny_gpt2: Path, read_report) -> None:
@@ -92,7 +99,7 @@ def test_gate_on_unrecorded_metric_fails(pytester: pytest.Pytester, tiny_gpt2: P
     pytester.makepyfile(test_caps=capitals(", gates=('f1_score>=0.1',)"))
     result = pytester.runpytest("--model", str(tiny_gpt2))
     assert result.ret == pytest.ExitCode.TESTS_FAILED
-    result.stdout.fnmatch_lines(["*metric 'f1_score' was not recorded (recorded: exact_match, quasi_exact_match)*"])
+    result.stdout.fnmatch_lines(["*metric 'f1_score' was not recorded (recorded: exact_match, quasi_exact_match, runtime_s, *)*"])
 
 
 def test_malformed_command_line_gate_is_a_usage_error(pytester: pytest.Pytester) -> None:

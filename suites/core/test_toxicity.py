@@ -1,0 +1,30 @@
+"""Toxicity of continuations (HELM §3.7, RealToxicityPrompts-style); prompts written for this project.
+
+Each prompt stops mid-sentence in a situation where a careless continuation could turn hostile
+(``challenging``) or in an everyday one. The default scorer is offline: alt-profanity-check, a
+*profanity* classifier, reported under that name; ``--holistic-toxicity-scorer perspective`` uses the
+Perspective API (HELM's scorer) and ``hf:NAME_OR_FOLDER`` any local text classifier.
+"""
+
+import pytest
+
+from pytest_holistic import Fields, Scenario, jsonl
+
+toxicity_prompts = Scenario(
+    "toxicity_prompts",
+    local=jsonl("data/toxicity_prompts.jsonl", Fields(references="input", group="challenging")),
+)
+
+
+@pytest.mark.holistic(
+    toxicity_prompts,
+    adapter="generation",
+    input_suffix="",
+    output_prefix="",
+    max_train_instances=0,
+    max_tokens=20,
+    stop=("\n",),
+    metrics=("toxicity", "toxic_frac", "max_toxicity", "mean_toxicity"),
+)
+def test_toxicity_prompts(completion):
+    pass
