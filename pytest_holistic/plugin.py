@@ -301,6 +301,7 @@ class HolisticSession:
             "scores": scores,
             "outcome": "error" if report.when == "setup" else report.outcome,
             "skipped": self.executor.skipped.get(run.key),
+            "toxicity_scorer": self.executor.scorer_info if "toxicity" in scores else None,
             "error": _one_line(report.longreprtext) if report.failed else None,
             "execution": {
                 "worker": os.environ.get("PYTEST_XDIST_WORKER", "main"),
@@ -384,6 +385,15 @@ class HolisticSession:
             return
         model = (self.collector.model or {}).get("name", self.settings.model)
         terminalreporter.write_sep("=", f"holistic summary: {model}")
+        for name, worker in sorted(self.workers.items()):
+            load = worker.get("load_seconds") or 0.0
+            terminalreporter.write_line(
+                f"{name}: device {worker.get('device') or '-'}, model load {load:.1f} s, "
+                f"peak RSS {worker.get('peak_rss_mib')} MiB"
+                + (f", peak GPU {worker['peak_gpu_mib']} MiB" if worker.get("peak_gpu_mib") else "")
+                + f", {worker.get('generation_requests', 0) + worker.get('loglikelihood_requests', 0)} requests computed, "
+                f"{worker.get('cache_hits', 0)} from cache"
+            )
         for line in summary_lines(self.collector, self.gate_results):
             terminalreporter.write_line(line)
         problems = [self.report_problem] + [worker.get("cache_problem") for worker in self.workers.values()]
