@@ -1,0 +1,53 @@
+"""Each xdist worker gets its own GPU (round-robin over the outer list) and its share of CPU threads."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from pytest_holistic.execution import assign_shards, shard_base, worker_environment
+
+
+def test_worker_takes_the_ith_device_of_the_outer_list() -> None:
+    env = {"CUDA_VISIBLE_DEVICES": "3,5,7", "OMP_NUM_THREADS": "4"}
+    assert worker_environment("gw0", 3, env) == {"CUDA_VISIBLE_DEVICES": "3"}
+    assert worker_environment("gw1", 3, env) == {"CUDA_VISIBLE_DEVICES": "5"}
+    assert worker_environment("gw2", 3, env) == {"CUDA_VISIBLE_DEVICES": "7"}
+    # more workers than GPUs: round-robin
+    assert worker_environment("gw4", 5, env) == {"CUDA_VISIBLE_DEVICES": "5"}
+
+
+def test_gpus_listed_by_nvidia_smi_when_no_outer_list() -> None:
+    assert worker_environment("gw1", 2, {"OMP_NUM_THREADS": "1"}, gpus=["0", "1"]) == {"CUDA_VISIBLE_DEVICES": "1"}
+
+
+def test_no_gpu_means_no_device_variable_and_a_cpu_share() -> None:
+    updates = worker_environment("gw0", 2, {}, gpus=[])
+    assert "CUDA_VISIBLE_DEVICES" not in updates
+    assert updates["OMP_NUM_THREADS"] == str(max(1, (os.cpu_count() or 1) // 2))
+
+
+def test_empty_outer_list_hides_all_gpus() -> None:
+    # CUDA_VISIBLE_DEVICES="" is the user's way to say "no GPU": respected, not replaced.
+    assert "CUDA_VISIBLE_DEVICES" not in worker_environment("gw0", 2, {"CUDA_VISIBLE_DEVICES": "", "OMP_NUM_THREADS": "1"}, gpus=["0"])
+
+
+@pytest.mark.parametrize(
+    ("nodeid", "base"),
+    [
+        ("suites/core/test_boolq.py::test_boolq[boolq-001]", "suites/core/test_boolq.py::test_boolq"),
+        ("t.py::TestX::test_y[a[b]]", "t.py::TestX::test_y"),
+        ("t.py::test_plain", None),
+    ],
+)
+def test_shard_base(nodeid: str, base: str | None) -> None:
+    assert shard_base(nodeid) == base
+
+
+def test_shards_are_contiguous_runs_of_one_function() -> None:
+    ids = [f"a.py::t[{i}]" for i in range(5)] + ["a.py::plain"] + [f"b.py::u[{i}]" for i in range(3)]
+    shards = assign_shards(ids, 2)
+    assert [shards[f"a.py::t[{i}]"] for i in range(5)] == ["a.py::t#shard0"] * 2 + ["a.py::t#shard1"] * 2 + ["a.py::t#shard2"]
+    assert "a.py::plain" not in shards
+    assert {shards[f"b.py::u[{i}]"] for i in range(3)} == {"b.py::u#shard0", "b.py::u#shard1"}
