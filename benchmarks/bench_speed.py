@@ -142,6 +142,7 @@ def main() -> None:
     parser.add_argument("--batch-size", type=int, default=8)
     parser.add_argument("--lm-eval-python", default=None, help="python of a separate environment with lm-eval installed")
     parser.add_argument("--lm-eval-batch-size", type=int, default=16)
+    parser.add_argument("--parts", default="mc,gen,lm-eval", help="comma-separated subset of mc, gen, lm-eval (lm-eval reuses the last mc timing)")
     args = parser.parse_args()
     if args.lm_eval_python:
         args.lm_eval_python = os.path.abspath(args.lm_eval_python)  # the runs below use another working directory
@@ -158,53 +159,69 @@ def main() -> None:
     python = sys.executable
     print(f"model {folder}; {args.instances} four-choice instances, {args.prompts} generation prompts, batch size {args.batch_size}")
 
-    bare_mc_s, _ = timed([python, str(HERE / "bare_loop.py"), "mc", folder, str(data), str(args.batch_size), str(WORK / "bare_mc.json")])
-    bare_mc = json.loads((WORK / "bare_mc.json").read_text())
+    parts = set(args.parts.split(","))
+    results_file = WORK / "results.json"
+    results = json.loads(results_file.read_text()) if results_file.is_file() else {}
     cache = WORK / "cache"
     pytest_cmd = [python, "-m", "pytest", "test_bench.py", "-q", "-p", "no:cacheprovider", "--model", folder,
                   "--holistic-batch-size", str(args.batch_size), "--holistic-report-dir", str(WORK / "reports"),
                   "--holistic-cache-dir", str(cache)]
-    shutil.rmtree(cache, ignore_errors=True)
-    cold_s, _ = timed([*pytest_cmd, "-k", "test_mc"])
     report_path = WORK / "reports" / Path(folder).name / "report.json"
-    report = json.loads(report_path.read_text())
-    warm_s, _ = timed([*pytest_cmd, "-k", "test_mc"])
-    warm_report = json.loads(report_path.read_text())
 
-    records = {r["instance_id"]: r["completion"] for r in report["runs"][0]["instances"]}
-    worst = max(abs(a - b) for row, bare in zip(rows, bare_mc["result"]) for a, b in zip(records[row["id"]]["choice_logprobs"], bare))
-    same_argmax = sum(
-        max(range(4), key=lambda k: (bare[k], -k)) == records[row["id"]]["predicted_index"] for row, bare in zip(rows, bare_mc["result"])
-    )
-
-    bare_gen_s, _ = timed([python, str(HERE / "bare_loop.py"), "gen", folder, str(prompts), str(max(32, args.batch_size)), str(WORK / "bare_gen.json")])
-    bare_gen = json.loads((WORK / "bare_gen.json").read_text())
-    shutil.rmtree(cache, ignore_errors=True)
-    gen_s, _ = timed([*pytest_cmd, "-k", "test_gen", "--holistic-batch-size", "auto"])
-    gen_report = json.loads(report_path.read_text())
-    generated = {r["instance_id"]: r["completion"]["text"] for r in gen_report["runs"][0]["instances"]}
-    same_text = sum(generated[row["id"]] == bare_gen["result"][k].strip() for k, row in enumerate(rows[: args.prompts]))
-
-    print("\nmultiple choice (whole processes: start-up and model load included)")
-    print(f"  bare shared-context loop   {bare_mc_s:8.1f} s  (model compute {bare_mc['compute_s']:.1f} s, {args.instances / bare_mc['compute_s']:.2f} inst/s)")
-    print(f"  pytest, cold cache         {cold_s:8.1f} s  -> {cold_s / bare_mc_s:.3f}x the bare loop (target <= 1.15x)")
-    print(f"  pytest, warm cache         {warm_s:8.1f} s  -> {warm_s / cold_s:.3f}x the cold run (target < 0.10x); "
-          f"cache hits {warm_report['workers']['main']['cache_hits']}, computed {warm_report['workers']['main']['loglikelihood_requests']}")
-    print(f"  agreement: same choice on {same_argmax}/{len(rows)}, max |log-prob difference| {worst:.2e}")
-    if args.lm_eval_python:
+    if "mc" in parts:
+        bare_s, _ = timed([python, str(HERE / "bare_loop.py"), "mc", folder, str(data), str(args.batch_size), str(WORK / "bare_mc.json")])
+        bare = json.loads((WORK / "bare_mc.json").read_text())
+        shutil.rmtree(cache, ignore_errors=True)
+        cold_s, _ = timed([*pytest_cmd, "-k", "test_mc"])
+        report = json.loads(report_path.read_text())
+        warm_s, _ = timed([*pytest_cmd, "-k", "test_mc"])
+        warm = json.loads(report_path.read_text())["workers"]["main"]
+        records = {r["instance_id"]: r["completion"] for r in report["runs"][0]["instances"]}
+        worst = max(abs(a - b) for row, scores in zip(rows, bare["result"]) for a, b in zip(records[row["id"]]["choice_logprobs"], scores))
+        same = sum(max(range(4), key=lambda k: (scores[k], -k)) == records[row["id"]]["predicted_index"] for row, scores in zip(rows, bare["result"]))
+        results["mc"] = {"bare_s": bare_s, "bare_compute_s": bare["compute_s"], "cold_s": cold_s, "warm_s": warm_s,
+                         "warm_hits": warm["cache_hits"], "warm_computed": warm["loglikelihood_requests"], "same": same, "worst": worst}
+        results_file.write_text(json.dumps(results, indent=1))
+    if "gen" in parts:
+        bare_s, _ = timed([python, str(HERE / "bare_loop.py"), "gen", folder, str(prompts), str(max(32, args.batch_size)), str(WORK / "bare_gen.json")])
+        bare = json.loads((WORK / "bare_gen.json").read_text())
+        shutil.rmtree(cache, ignore_errors=True)
+        gen_s, _ = timed([*pytest_cmd, "-k", "test_gen", "--holistic-batch-size", "auto"])
+        generated = {r["instance_id"]: r["completion"]["text"] for r in json.loads(report_path.read_text())["runs"][0]["instances"]}
+        same = sum(generated[row["id"]] == bare["result"][k].strip() for k, row in enumerate(rows[: args.prompts]))
+        results["gen"] = {"bare_s": bare_s, "bare_compute_s": bare["compute_s"], "pytest_s": gen_s, "same": same}
+        results_file.write_text(json.dumps(results, indent=1))
+    if "lm-eval" in parts and args.lm_eval_python:
         tasks = WORK / "lm_eval_tasks"
         tasks.mkdir(exist_ok=True)
         (tasks / "holistic_bench_mc.yaml").write_text(LM_EVAL_TASK.format(data=data))
         lm_s, _ = timed([args.lm_eval_python, "-m", "lm_eval", "run", "--model", "hf", "--model_args", f"pretrained={folder},dtype=float32",
                          "--tasks", "holistic_bench_mc", "--include_path", str(tasks), "--batch_size", str(args.lm_eval_batch_size),
                          "--device", "cpu", "--output_path", str(WORK / "lm_eval_out")])
-        print(f"  lm-evaluation-harness      {lm_s:8.1f} s  -> pytest is {lm_s / cold_s:.2f}x faster (target >= 2x)")
-    else:
-        print("  lm-evaluation-harness      skipped (pass --lm-eval-python PATH to a separate environment with lm-eval)")
-    print("\ngeneration (greedy, 20 tokens)")
-    print(f"  bare batched loop          {bare_gen_s:8.1f} s  (model compute {bare_gen['compute_s']:.1f} s)")
-    print(f"  pytest, cold cache         {gen_s:8.1f} s  -> {gen_s / bare_gen_s:.3f}x the bare loop (target <= 1.15x)")
-    print(f"  agreement: same text on {same_text}/{args.prompts} prompts")
+        results["lm_eval"] = {"seconds": lm_s, "batch_size": args.lm_eval_batch_size}
+        results_file.write_text(json.dumps(results, indent=1))
+    print_results(results, args)
+
+
+def print_results(results: dict, args: argparse.Namespace) -> None:
+    mc, gen, lm = results.get("mc"), results.get("gen"), results.get("lm_eval")
+    if mc:
+        print("\nmultiple choice (whole processes: start-up and model load included)")
+        print(f"  bare shared-context loop   {mc['bare_s']:8.1f} s  (model compute {mc['bare_compute_s']:.1f} s, {args.instances / mc['bare_compute_s']:.2f} inst/s)")
+        print(f"  pytest, cold cache         {mc['cold_s']:8.1f} s  -> {mc['cold_s'] / mc['bare_s']:.3f}x the bare loop (target <= 1.15x)")
+        print(f"  pytest, warm cache         {mc['warm_s']:8.1f} s  -> {mc['warm_s'] / mc['cold_s']:.3f}x the cold run (target < 0.10x); "
+              f"cache hits {mc['warm_hits']}, computed {mc['warm_computed']}")
+        print(f"  agreement: same choice on {mc['same']}/{args.instances}, max |log-prob difference| {mc['worst']:.2e}")
+        if lm:
+            print(f"  lm-evaluation-harness      {lm['seconds']:8.1f} s  (batch size {lm['batch_size']}) -> pytest is "
+                  f"{lm['seconds'] / mc['cold_s']:.2f}x faster (target >= 2x)")
+        else:
+            print("  lm-evaluation-harness      not run (pass --lm-eval-python PATH to a separate environment with lm-eval[hf])")
+    if gen:
+        print("\ngeneration (greedy, 20 tokens)")
+        print(f"  bare batched loop          {gen['bare_s']:8.1f} s  (model compute {gen['bare_compute_s']:.1f} s)")
+        print(f"  pytest, cold cache         {gen['pytest_s']:8.1f} s  -> {gen['pytest_s'] / gen['bare_s']:.3f}x the bare loop (target <= 1.15x)")
+        print(f"  agreement: same text on {gen['same']}/{args.prompts} prompts")
 
 
 if __name__ == "__main__":
