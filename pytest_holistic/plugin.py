@@ -21,7 +21,7 @@ from . import metrics as metric_registry
 from .adaptation import Completion
 from .errors import HolisticError, ModelLoadError, UserError
 from .execution import Executor, Work, visible_gpus, worker_environment
-from .gates import Gate, GateResult, judge, parse_gate
+from .gates import GateResult, judge, parse_gate
 from .metrics.base import Score
 from .models import cache as response_cache
 from .models import identify, load_model

@@ -181,6 +181,20 @@ class HFModel:
         )
         return cls(model, tokenizer, info, batch_size)
 
+    def _pad(self, rows: Sequence[Sequence[int]], *, left: bool, width: int | None = None) -> tuple[Any, Any]:
+        """Token rows as (ids, attention mask): left-padded for prompts and contexts, right-padded otherwise."""
+        import torch
+
+        width = width if width is not None else max(len(row) for row in rows)
+        ids = torch.full((len(rows), width), self.pad_id, dtype=torch.long)
+        mask = torch.zeros((len(rows), width), dtype=torch.long)
+        for r, row in enumerate(rows):
+            if row:
+                span = slice(width - len(row), width) if left else slice(0, len(row))
+                ids[r, span] = torch.tensor(list(row))
+                mask[r, span] = 1
+        return ids, mask
+
     def _encode(self, text: str) -> list[int]:
         return list(self.tokenizer(text, add_special_tokens=False)["input_ids"])
 
@@ -232,12 +246,7 @@ class HFModel:
         import torch
 
         started = time.perf_counter()
-        width = max(len(c) for c in contexts)
-        ids = torch.full((len(contexts), width), self.pad_id, dtype=torch.long)
-        mask = torch.zeros((len(contexts), width), dtype=torch.long)
-        for row, context in enumerate(contexts):
-            ids[row, width - len(context) :] = torch.tensor(context)
-            mask[row, width - len(context) :] = 1
+        ids, mask = self._pad(contexts, left=True)
         positions = (mask.cumsum(-1) - 1).clamp(min=0)
         row_of_context = {context: row for row, context in enumerate(contexts)}
         rows = torch.tensor([row_of_context[c] for c, _ in members])
@@ -254,11 +263,7 @@ class HFModel:
             if longest > 1:
                 cache = first.past_key_values
                 cache.reorder_cache(rows.to(device))
-                tail_ids = torch.full((len(members), longest - 1), self.pad_id, dtype=torch.long)
-                tail_mask = torch.zeros((len(members), longest - 1), dtype=torch.long)
-                for r, continuation in enumerate(continuations):
-                    tail_ids[r, : len(continuation) - 1] = torch.tensor(continuation[:-1])
-                    tail_mask[r, : len(continuation) - 1] = 1
+                tail_ids, tail_mask = self._pad([continuation[:-1] for continuation in continuations], left=False, width=longest - 1)
                 context_lengths = mask.sum(-1)[rows]
                 tail_positions = context_lengths[:, None] + torch.arange(longest - 1)[None, :]
                 second = self.model(
@@ -290,13 +295,7 @@ class HFModel:
         order = sorted(indices, key=lambda i: (-(len(pairs[i][0]) + len(pairs[i][1])), i))
         for batch in _chunks(order, self.batch_size):
             started = time.perf_counter()
-            rows = [pairs[i][0] + pairs[i][1][:-1] for i in batch]
-            width = max(len(row) for row in rows)
-            ids = torch.full((len(rows), width), self.pad_id, dtype=torch.long)
-            mask = torch.zeros((len(rows), width), dtype=torch.long)
-            for r, row in enumerate(rows):
-                ids[r, : len(row)] = torch.tensor(row)
-                mask[r, : len(row)] = 1
+            ids, mask = self._pad([pairs[i][0] + pairs[i][1][:-1] for i in batch], left=False)
             wanted = sorted({p for i in batch for p in range(len(pairs[i][0]) - 1, len(pairs[i][0]) - 1 + len(pairs[i][1]))})
             with torch.inference_mode():
                 logits = self._logits(ids.to(self.device), mask.to(self.device), wanted)
@@ -355,12 +354,8 @@ class HFModel:
         import transformers
 
         started = time.perf_counter()
-        width = max(len(p) for p in prompts)
-        ids = torch.full((len(prompts), width), self.pad_id, dtype=torch.long)
-        mask = torch.zeros((len(prompts), width), dtype=torch.long)
-        for r, prompt in enumerate(prompts):
-            ids[r, width - len(prompt) :] = torch.tensor(prompt)
-            mask[r, width - len(prompt) :] = 1
+        ids, mask = self._pad(prompts, left=True)
+        width = ids.shape[1]
         config = transformers.GenerationConfig(
             max_new_tokens=max_tokens,
             do_sample=temperature > 0,
