@@ -74,24 +74,12 @@ class Settings:
         source = option.holistic_source or config.getini("holistic_source")
         if source not in SOURCES:
             raise UserError(f"holistic_source = {source!r} is not one of {', '.join(SOURCES)}")
-        if option.holistic_report_dir:
-            report_dir = config.invocation_params.dir / Path(option.holistic_report_dir).expanduser()
-        elif config.getini("holistic_report_dir"):
-            base = config.inipath.parent if config.inipath is not None else config.rootpath
-            report_dir = base / Path(config.getini("holistic_report_dir")).expanduser()
-        else:
-            report_dir = config.invocation_params.dir / "reports"
+        report_dir = _folder(config, option.holistic_report_dir, "holistic_report_dir") or config.invocation_params.dir / "reports"
         batch_text = str(option.holistic_batch_size or config.getini("holistic_batch_size")).strip()
         batch_size = None if batch_text == "auto" else _positive(batch_text, "batch size")
-        if option.holistic_no_cache:
-            cache_dir = None
-        elif option.holistic_cache_dir:
-            cache_dir = config.invocation_params.dir / Path(option.holistic_cache_dir).expanduser()
-        elif config.getini("holistic_cache_dir"):
-            base = config.inipath.parent if config.inipath is not None else config.rootpath
-            cache_dir = base / Path(config.getini("holistic_cache_dir")).expanduser()
-        else:
-            cache_dir = report_dir / ".cache"
+        cache_dir = None if option.holistic_no_cache else (
+            _folder(config, option.holistic_cache_dir, "holistic_cache_dir") or report_dir / ".cache"
+        )
         return cls(
             model=option.holistic_model or config.getini("holistic_model") or DEFAULT_MODEL,
             model_options=ModelOptions(
@@ -109,6 +97,16 @@ class Settings:
             shard_size=_positive(option.holistic_shard_size or config.getini("holistic_shard_size"), "shard size"),
             toxicity_scorer=_scorer_spec(option.holistic_toxicity_scorer or config.getini("holistic_toxicity_scorer")),
         )
+
+
+def _folder(config: pytest.Config, given: str | None, ini_name: str) -> Path | None:
+    """A folder from the command line (relative to where pytest was started) or the ini file (relative to it)."""
+    if given:
+        return config.invocation_params.dir / Path(given).expanduser()
+    if config.getini(ini_name):
+        base = config.inipath.parent if config.inipath is not None else config.rootpath
+        return base / Path(config.getini(ini_name)).expanduser()
+    return None
 
 
 def _scorer_spec(value: str) -> str:

@@ -145,3 +145,13 @@ def test_report_dir_option(pytester: pytest.Pytester, tiny_gpt2: Path) -> None:
     result = pytester.runpytest("--model", str(tiny_gpt2), "--holistic-report-dir", "out")
     result.assert_outcomes(passed=4)
     assert (pytester.path / "out" / "tiny-gpt2" / "report.json").is_file()
+
+
+def test_ini_report_and_cache_folders_are_relative_to_the_ini_file(pytester: pytest.Pytester, tiny_gpt2: Path) -> None:
+    pytester.makeini(f"[pytest]\nholistic_model = {tiny_gpt2}\nholistic_report_dir = out/reports\nholistic_cache_dir = out/cache\n")
+    pytester.makepyfile(test_caps=capitals())
+    result = pytester.runpytest()
+    result.assert_outcomes(passed=4)
+    assert (pytester.path / "out" / "reports" / "tiny-gpt2" / "report.json").is_file()
+    assert (pytester.path / "out" / "cache" / "responses.sqlite").is_file()
+    assert not (pytester.path / "reports").exists()
