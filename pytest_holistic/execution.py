@@ -157,10 +157,6 @@ class Executor:
         return self._model
 
     @property
-    def model_if_loaded(self) -> Model | None:
-        return self._model
-
-    @property
     def identity(self) -> ModelInfo | None:
         """Cache identity (name, revision): from the loaded model, else computed without loading it."""
         if self._model is not None:

@@ -6,14 +6,11 @@ records by node id first, so the numbers do not depend on the order workers fini
 
 from __future__ import annotations
 
-import math
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from .. import metrics as metric_registry
 from ..gates import Observation
-from ..metrics.stats import Stat
 from .aggregate import MetricResult, group_breakdown, run_metrics
 
 
@@ -32,14 +29,6 @@ class RunResult:
 
     def sorted_records(self) -> list[dict[str, Any]]:
         return sorted(self.records, key=lambda record: record["nodeid"])
-
-    def stats(self) -> dict[str, Stat]:
-        values: dict[str, list[float]] = {}
-        for record in self.sorted_records():
-            for name, value in record.get("scores", {}).items():
-                if value is not None and not math.isnan(value):
-                    values.setdefault(name, []).append(float(value))
-        return {name: Stat.of(series) for name, series in sorted(values.items())}
 
     def metric_results(self) -> dict[str, MetricResult]:
         """Every scenario-level number with its bootstrap interval (computed once)."""
@@ -62,11 +51,6 @@ class RunResult:
 
     def outcomes(self) -> dict[str, int]:
         return dict(sorted(Counter(record["outcome"] for record in self.records).items()))
-
-
-def bounds_of(metric: str) -> tuple[float, float] | None:
-    info = metric_registry.BUILTIN.get(metric)
-    return info.bounds if info else None
 
 
 class Collector:
