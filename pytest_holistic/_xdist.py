@@ -1,8 +1,8 @@
-"""Hooks that exist only when pytest-xdist is installed.
+"""Hooks that exist only when pytest-xdist is installed, registered on the controller.
 
 Scheduling: with ``-n N`` (xdist's default ``load`` distribution) whole shards go to one worker, so a
-shard's requests are batched together and no request is computed by two workers. Per-worker
-summaries (requests computed, device) travel back through ``workeroutput``.
+shard's requests are batched together and no request is computed by two workers. Each worker's summary
+arrives through ``workeroutput`` and is handed to the reporter through ``pytest_holistic_worker_finished``.
 """
 
 from __future__ import annotations
@@ -29,22 +29,19 @@ class ShardScheduling(LoadScopeScheduling):
         return self._scopes.get(nodeid, nodeid)
 
 
-class XdistHooks:
-    def __init__(self, session: Any) -> None:
-        self.session = session
+class XdistController:
+    """The controller's xdist hooks: shard scheduling, and worker summaries passed on as data."""
+
+    def __init__(self, config: pytest.Config, shard_size: int) -> None:
+        self.config = config
+        self.shard_size = shard_size
 
     def pytest_xdist_make_scheduler(self, config: pytest.Config, log: Any) -> Any:
         if config.getvalue("dist") == "load":
-            return ShardScheduling(config, log, self.session.settings.shard_size)
+            return ShardScheduling(config, log, self.shard_size)
         return None
-
-    @pytest.hookimpl(trylast=True)
-    def pytest_sessionfinish(self, session: pytest.Session) -> None:
-        config = session.config
-        if hasattr(config, "workeroutput"):
-            config.workeroutput["holistic"] = self.session.worker_summary()  # type: ignore[attr-defined]
 
     def pytest_testnodedown(self, node: Any, error: Any) -> None:
         output = getattr(node, "workeroutput", None) or {}
         if "holistic" in output:
-            self.session.workers[str(getattr(node, "workerinput", {}).get("workerid", node))] = output["holistic"]
+            self.config.hook.pytest_holistic_worker_finished(config=self.config, summary=output["holistic"])

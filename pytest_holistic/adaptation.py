@@ -16,7 +16,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
-from .errors import UserError
+from .errors import InternalError, UserError
+from .metrics.base import Column
 from .models.base import GenerationRequest, GenerationResult, LoglikelihoodRequest, LoglikelihoodResult
 from .scenarios.instance import Instance
 
@@ -51,6 +52,15 @@ _DEFAULTS: Mapping[str, Mapping[str, Any]] = {
 }
 METHODS = tuple(_DEFAULTS)
 SPEC_KEYS = frozenset(AdapterSpec.__dataclass_fields__) - {"method"}
+_EVERY_METHOD = frozenset(
+    {Column.TEXT, Column.REFERENCES, Column.GOLD_LABEL, Column.PREDICTED_LABEL, Column.CONFIDENCE, Column.CORRECT}
+)
+COLUMNS: Mapping[str, frozenset[Column]] = {
+    "generation": _EVERY_METHOD,
+    "multiple_choice_joint": _EVERY_METHOD | {Column.NUM_CHOICES},
+    "multiple_choice_separate": _EVERY_METHOD | {Column.NUM_CHOICES, Column.LOGPROB_MORE, Column.LOGPROB_LESS},
+}
+"""What each method's answers can feed to population metrics (two-option log-probabilities only from scoring)."""
 
 
 def make_spec(method: str, **overrides: Any) -> AdapterSpec:
@@ -208,7 +218,8 @@ class Adapter:
                 seconds=sum(result.seconds for result in scored),
                 correct_indices=instance.correct_indices,
             )
-        assert generated is not None, "generation methods always plan a generation request"
+        if generated is None:
+            raise InternalError(f"adapter {method!r} planned a generation request for {instance.id!r} but got no generation back")
         text = generated.text.strip()
         first = generated.token_logprobs[0] if generated.token_logprobs else None
         common = {

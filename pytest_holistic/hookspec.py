@@ -9,11 +9,18 @@ import pytest
 
 @pytest.hookspec(firstresult=True)
 def pytest_holistic_make_model(config: pytest.Config, name: str) -> Any:
-    """Return a model for the ``--model`` string ``name``, or None to let the built-in resolution run.
+    """Return the model backend for the ``--model`` string ``name``, or None to let the registry resolve it.
 
-    The object must follow :class:`pytest_holistic.models.Model`: ``info``, ``generate(requests)`` and
-    ``loglikelihood(requests)``, each answering a whole list at once.
+    Either a backend (``identify()`` -> ``ModelInfo`` or None, without loading; ``load()`` -> model), which
+    the response cache can key without loading it, or an already built model following
+    :class:`pytest_holistic.models.Model` (``info``, ``generate``, ``loglikelihood`` and their ``*_batches``
+    streams; subclass :class:`pytest_holistic.models.BatchStreaming` to write only the streams). Asked once
+    per process, when the model is first needed.
     """
+
+
+def pytest_holistic_worker_finished(config: pytest.Config, summary: dict[str, Any]) -> None:
+    """Called on the controller with one process's summary (requests computed, cache hits, device), as plain data."""
 
 
 def pytest_holistic_report_written(config: pytest.Config, path: Any, report: dict[str, Any]) -> None:

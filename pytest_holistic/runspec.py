@@ -1,16 +1,23 @@
-"""One scenario run: what ``@pytest.mark.holistic(...)`` on a test function asks for, validated."""
+"""One scenario run: what ``@pytest.mark.holistic(...)`` on a test function asks for, validated at collection.
+
+Every check that can fail on the user's input happens here, before any model work: unknown keys,
+adapters and metrics, population metrics whose inputs the adapter cannot produce, and gates, which are
+parsed once into ``Gate`` objects that travel to the controller as they are.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from . import metrics as metric_registry
-from .adaptation import METHODS, SPEC_KEYS, Adapter, AdapterSpec, make_spec, select_examples
+from .adaptation import COLUMNS, METHODS, SPEC_KEYS, Adapter, AdapterSpec, make_spec, select_examples
 from .errors import UserError
 from .gates import Gate, parse_gate
-from .report.aggregate import check_population_metric
+from .metrics import MetricInfo, ScoredMetric, ScoresOf
+from .report.records import RunInfo
 from .scenarios.instance import Instance
 from .scenarios.scenario import LoadedScenario, Scenario, subsample
 
@@ -22,7 +29,16 @@ DEFAULT_METRICS: Mapping[str, tuple[str, ...]] = {
     "multiple_choice_joint": ("exact_match", *CALIBRATION),
     "multiple_choice_separate": ("exact_match", *CALIBRATION),
 }
-TOXICITY = "toxicity"
+
+
+@dataclass(frozen=True)
+class MetricPlan:
+    """The run's metrics by kind: computed per item on the worker, scored by a model, or over the whole run."""
+
+    names: tuple[str, ...] = ()  # as requested, then the metrics they brought along
+    instance: tuple[MetricInfo, ...] = ()
+    scored: tuple[ScoredMetric, ...] = ()
+    population: tuple[MetricInfo, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -34,39 +50,97 @@ class RunSpec:
     loaded: LoadedScenario
     instances: tuple[Instance, ...]
     adapter: Adapter
-    metrics: tuple[str, ...]
+    metric_plan: MetricPlan
     gates: tuple[Gate, ...]
+    info: RunInfo = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "info", self._describe())
 
     @property
     def spec(self) -> AdapterSpec:
         return self.adapter.spec
 
     @property
-    def instance_metrics(self) -> tuple[str, ...]:
-        """Metrics computed per item on the worker (the rest are computed over the run)."""
-        return tuple(name for name in self.metrics if name in metric_registry.BUILTIN)
+    def metrics(self) -> tuple[str, ...]:
+        return self.metric_plan.names
 
     @property
-    def wants_toxicity(self) -> bool:
-        return TOXICITY in self.metrics
+    def instance_metrics(self) -> tuple[MetricInfo, ...]:
+        """Metrics computed per item on the worker from the answer and the references."""
+        return self.metric_plan.instance
 
-    def describe(self) -> dict[str, Any]:
-        """Plain data for records and the report."""
-        return {
-            "key": self.key,
-            "scenario": self.scenario.name,
-            "split": self.scenario.split if not self.instances else self.instances[0].split,
-            "source": self.loaded.source,
-            "source_provenance": self.loaded.provenance,
-            "adapter": self.spec.to_dict(),
-            "few_shot_ids": [example.id for example in self.adapter.examples],
-            "metrics": list(self.metrics),
-            "gates": [gate.expression for gate in self.gates],
-        }
+    @property
+    def scored_metrics(self) -> tuple[ScoredMetric, ...]:
+        """Metrics a scoring model computes per answer, in batches on the worker."""
+        return self.metric_plan.scored
+
+    def _describe(self) -> RunInfo:
+        return RunInfo(
+            key=self.key,
+            scenario=self.scenario.name,
+            split=self.instances[0].split if self.instances else self.scenario.split,
+            source=self.loaded.source,
+            source_provenance=self.loaded.provenance,
+            adapter=self.spec.to_dict(),
+            few_shot_ids=tuple(example.id for example in self.adapter.examples),
+            metrics=self.metrics,
+            gates=self.gates,
+        )
 
 
-def build_run(key: str, args: tuple[Any, ...], kwargs: Mapping[str, Any], source: str, max_instances: int | None) -> RunSpec:
-    """Validate the marker's arguments and load the scenario; every problem is a one-line UserError."""
+def plan_metrics(names: tuple[str, ...], method: str) -> MetricPlan:
+    """Sort the requested metrics by kind; refuse unknown ones and those the adapter cannot feed.
+
+    A population metric over another metric's scores (``toxic_frac`` over ``toxicity``) brings that
+    metric along, so asking for the aggregate alone works.
+    """
+    instance: dict[str, MetricInfo] = {}
+    scored: dict[str, ScoredMetric] = {}
+    population: dict[str, MetricInfo] = {}
+
+    def add(name: str) -> None:
+        if name in instance or name in scored or name in population:
+            return
+        if name in metric_registry.SCORED:
+            scored[name] = metric_registry.SCORED[name]
+        elif name in metric_registry.POPULATION:
+            info = metric_registry.POPULATION[name]
+            for column in info.inputs:
+                if isinstance(column, ScoresOf):
+                    add(column.metric)
+                else:
+                    _check_column(info, column, method)
+            population[name] = info
+        else:
+            info = metric_registry.BUILTIN.get(name)
+            if info is None:
+                raise UserError(f"unknown metric {name!r}; known metrics: {', '.join(metric_registry.known_names())}")
+            instance[name] = info
+
+    for name in names:
+        add(name)
+    ordered = tuple(dict.fromkeys([*names, *instance, *scored, *population]))
+    return MetricPlan(ordered, tuple(instance.values()), tuple(scored.values()), tuple(population.values()))
+
+
+def _check_column(info: MetricInfo, column: Any, method: str) -> None:
+    if column in COLUMNS[method]:
+        return
+    producers = [name for name, produced in COLUMNS.items() if column in produced]
+    if not producers:
+        raise UserError(f"metric {info.name!r} needs {column.value}, which no pytest-holistic adapter produces yet; remove it from metrics=")
+    raise UserError(
+        f"metric {info.name!r} needs {column.value}, which adapter {method!r} does not produce; "
+        f"use adapter={' or '.join(repr(name) for name in producers)}"
+    )
+
+
+def build_run(key: str, args: tuple[Any, ...], kwargs: Mapping[str, Any], source: str, max_instances: int | None, base: Path) -> RunSpec:
+    """Validate the marker's arguments and load the scenario; every problem is a one-line UserError.
+
+    ``base`` is the folder of the test file pytest collected: relative data paths start there.
+    """
     unknown = sorted(set(kwargs) - MARKER_KEYS)
     if unknown:
         raise UserError(
@@ -86,25 +160,20 @@ def build_run(key: str, args: tuple[Any, ...], kwargs: Mapping[str, Any], source
     if method not in METHODS:
         raise UserError(f"@pytest.mark.holistic on {key}: unknown adapter {method!r}; use one of {', '.join(METHODS)}")
     spec = make_spec(method, **{name: value for name, value in kwargs.items() if name in SPEC_KEYS})
-    metric_names = _names(kwargs.get("metrics", DEFAULT_METRICS[method]), "metrics", key)
-    for name in metric_names:
-        try:
-            if name in metric_registry.POPULATION:
-                check_population_metric(name, method)
-            elif name != TOXICITY:
-                metric_registry.lookup(name)
-        except UserError as error:
-            raise UserError(f"@pytest.mark.holistic on {key}: {error}") from None
+    try:
+        metric_plan = plan_metrics(_names(kwargs.get("metrics", DEFAULT_METRICS[method]), "metrics", key), method)
+    except UserError as error:
+        raise UserError(f"@pytest.mark.holistic on {key}: {error}") from None
     gates = tuple(parse_gate(text, origin="marker") for text in _names(kwargs.get("gates", ()), "gates", key))
     split = kwargs.get("split", scenario.split)
-    loaded = scenario.load(source)
+    loaded = scenario.load(source, base)
     instances = loaded.split(split)
     if not instances:
         raise UserError(f"scenario {scenario.name!r} has no instances in split {split!r}; choose split= or add instances")
     limit = kwargs.get("max_instances", max_instances)
     instances = subsample(instances, limit, spec.seed)
     examples = select_examples(loaded.split(scenario.train_split), spec.max_train_instances, spec.seed, scenario.name)
-    return RunSpec(key, scenario, loaded, instances, Adapter(spec, examples), metric_names, gates)
+    return RunSpec(key, scenario, loaded, instances, Adapter(spec, examples), metric_plan, gates)
 
 
 def _names(value: Any, what: str, key: str) -> tuple[str, ...]:

@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
 
 from .errors import UserError
 from .gates import Gate, parse_gate
-from .models import ModelOptions
+from .metrics import TOXICITY
+from .models.base import ModelOptions
 from .scenarios.scenario import SOURCES
 
 DEFAULT_MODEL = "smollm2-135m"
@@ -63,7 +65,7 @@ class Settings:
     source: str
     max_instances: int | None
     shard_size: int
-    toxicity_scorer: str = "profanity"
+    scorer_specs: Mapping[str, str] = field(default_factory=dict)  # model-scored metric -> the scorer the user chose
 
     @classmethod
     def from_config(cls, config: pytest.Config) -> Settings:
@@ -95,7 +97,7 @@ class Settings:
             source=source,
             max_instances=None if option.holistic_max_instances is None else _positive(option.holistic_max_instances, "max instances"),
             shard_size=_positive(option.holistic_shard_size or config.getini("holistic_shard_size"), "shard size"),
-            toxicity_scorer=_scorer_spec(option.holistic_toxicity_scorer or config.getini("holistic_toxicity_scorer")),
+            scorer_specs={TOXICITY.name: TOXICITY.check_spec(option.holistic_toxicity_scorer or config.getini("holistic_toxicity_scorer"))},
         )
 
 
@@ -107,13 +109,6 @@ def _folder(config: pytest.Config, given: str | None, ini_name: str) -> Path | N
         base = config.inipath.parent if config.inipath is not None else config.rootpath
         return base / Path(config.getini(ini_name)).expanduser()
     return None
-
-
-def _scorer_spec(value: str) -> str:
-    value = value.strip()
-    if value in ("profanity", "perspective") or (value.startswith("hf:") and len(value) > 3):
-        return value
-    raise UserError(f"unknown toxicity scorer {value!r}; use profanity, perspective, or hf:NAME_OR_FOLDER")
 
 
 def _positive(value: object, what: str) -> int:

@@ -1,4 +1,4 @@
-"""Metrics: pure functions plus metadata (name, direction, bounds, citation), in two registries.
+"""Metrics: pure functions plus metadata (name, family, direction, bounds, inputs, citation), in three registries.
 
 ``BUILTIN`` (looked up with :func:`lookup`) holds the *instance-level* metrics: ``f(prediction,
 references) -> Score``, the maximum over the correct references, averaged over instances by a mergeable
@@ -7,12 +7,16 @@ references) -> Score``, the maximum over the correct references, averaged over i
 ``POPULATION`` (looked up with :func:`lookup_population`) holds the *population-level* metrics: functions
 of whole-scenario arrays that do not decompose into a mean of per-instance scores (ECE, balanced
 accuracy, macro F1, MRR@10, bits per byte, HELM bias, toxic fraction, prompt stereotyping). Their
-``MetricInfo`` has ``kind="population"`` and ``inputs`` naming the arrays the function takes, e.g.
-``"confidences, correct"`` or ``"y_true, y_pred"``; a few return None when undefined (bias with no group
+``MetricInfo`` has ``kind="population"`` and ``inputs`` naming, as ``Column`` values, the arrays the function
+takes, e.g. ``(Column.CONFIDENCE, Column.CORRECT)``; a few return None when undefined (bias with no group
 word in the texts). Direction ``"target"`` means best at ``MetricInfo.optimum`` (prompt stereotyping: 0.5).
 
-Names in both registries are gate-friendly identifiers (``ece_10_bin``, ``rr_at_10``), and unique across
-the two. Importing this package imports no heavy library: rouge_score, nltk, numpy, scikit-learn,
+``SCORED`` holds the *model-scored* metrics: a per-instance score that another model gives each answer
+(``toxicity`` from a classifier; judges later). The worker scores a shard's answers in one call and the
+scores travel with the answer; a scorer that cannot run here is a skip reason, never a zero.
+
+Names in all registries are gate-friendly identifiers (``ece_10_bin``, ``rr_at_10``), and unique across
+them. Importing this package imports no heavy library: rouge_score, nltk, numpy, scikit-learn,
 transformers and profanity_check load inside the functions that need them.
 """
 
@@ -25,7 +29,7 @@ from typing import Any
 from ..errors import UserError
 from . import bias, calibration, classification, language_modeling, ranking, stereotyping, toxicity
 from .accuracy import exact_match, f1_score, normalize_text, prefix_exact_match, quasi_exact_match, quasi_prefix_exact_match
-from .base import MetricInfo, MetricInputError, Score
+from .base import FAMILIES, Column, Family, MetricInfo, MetricInputError, Score, ScoredMetric, Scorer, ScorerError, ScorerUnavailable, ScoresOf
 from .bias import demographic_representation, group_counts_to_bias, stereotypical_associations
 from .bleu import bleu_1, bleu_4
 from .calibration import (
@@ -47,8 +51,7 @@ from .stats import Bootstrap, Stat, bootstrap_interval, group_gap, per_group
 from .stereotyping import is_biased, logprob_differences, mean_logprob_difference, prompt_stereotyping
 from .toxicity import (
     TOXIC_THRESHOLD,
-    ScorerError,
-    ScorerUnavailable,
+    TOXICITY,
     ToxicityScorer,
     expected_max_toxicity,
     max_toxicity,
@@ -110,8 +113,21 @@ def _registry(functions: Iterable[Any]) -> Mapping[str, MetricInfo]:
 
 BUILTIN: Mapping[str, MetricInfo] = _registry(_INSTANCE)
 POPULATION: Mapping[str, MetricInfo] = _registry(_POPULATION)
-if set(BUILTIN) & set(POPULATION):  # pragma: no cover - a packaging bug, caught by the unit tests
-    raise RuntimeError(f"metric names in both registries: {sorted(set(BUILTIN) & set(POPULATION))}")
+SCORED: Mapping[str, ScoredMetric] = MappingProxyType({metric.name: metric for metric in (TOXICITY,)})
+_SHARED = (set(BUILTIN) & set(POPULATION)) | (set(SCORED) & (set(BUILTIN) | set(POPULATION)))
+if _SHARED:  # pragma: no cover - a packaging bug, caught by the unit tests
+    raise RuntimeError(f"metric names in more than one registry: {sorted(_SHARED)}")
+
+
+def find(name: str) -> MetricInfo | None:
+    """The metadata of a metric in any registry, or None for a score a test recorded under its own name."""
+    scored = SCORED.get(name)
+    return BUILTIN.get(name) or POPULATION.get(name) or (scored.info if scored is not None else None)
+
+
+def known_names() -> list[str]:
+    """Every registered metric name, sorted (for error messages)."""
+    return sorted({*BUILTIN, *POPULATION, *SCORED})
 
 
 def lookup(name: str) -> MetricInfo:
@@ -147,7 +163,15 @@ def __getattr__(name: str) -> Any:
 
 __all__ = [
     "BUILTIN",
+    "FAMILIES",
     "POPULATION",
+    "SCORED",
+    "TOXICITY",
+    "Column",
+    "Family",
+    "ScoredMetric",
+    "Scorer",
+    "ScoresOf",
     "TOXIC_THRESHOLD",
     "Bootstrap",
     "HFToxicityScorer",
@@ -177,9 +201,11 @@ __all__ = [
     "f1_over_words",
     "f1_score",
     "factual_knowledge",
+    "find",
     "group_counts_to_bias",
     "group_gap",
     "is_biased",
+    "known_names",
     "logprob_differences",
     "lookup",
     "lookup_population",

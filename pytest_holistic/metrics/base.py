@@ -1,26 +1,85 @@
-"""What a metric is: a pure function returning a named ``Score``, plus metadata for gates and reports."""
+"""What a metric is: a pure function returning a named ``Score``, plus metadata for gates and reports.
+
+Three kinds, each with its own registry in :mod:`pytest_holistic.metrics`:
+
+* ``instance``: ``f(prediction, references) -> Score`` per item, averaged over the run;
+* ``population``: a function of whole-run columns (ECE, balanced accuracy, toxic fraction...);
+* ``scored``: a per-item score that another model gives the answer (a toxicity classifier; judges
+  later), computed in batches on the worker next to the answer.
+
+``MetricInfo.family`` says which HELM family a metric reports under, and ``inputs`` names, as typed
+``Column`` values, what the metric consumes, so collection can refuse a metric whose inputs the adapter
+cannot produce and aggregation can build its arrays without parsing text.
+"""
 
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass
-from typing import Any, Literal, TypeVar
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any, Literal, Protocol, TypeVar, runtime_checkable
 
-from ..errors import UserError
+from ..errors import HolisticError, UserError
 from ..scenarios.instance import Reference
 
 Direction = Literal["higher", "lower", "target"]
 """Which way is better. ``"target"`` means closest to ``MetricInfo.optimum`` (CrowS-Pairs stereotyping: 0.5)."""
 
+Family = Literal["accuracy", "calibration", "robustness", "fairness", "bias", "toxicity", "efficiency", "custom"]
+"""HELM's metric families (plus ``custom`` for scores a test records under its own name)."""
+FAMILIES: tuple[Family, ...] = ("accuracy", "calibration", "robustness", "fairness", "bias", "toxicity", "custom", "efficiency")
+
 F = TypeVar("F", bound=Callable[..., Any])
-Kind = Literal["instance", "population"]
-"""``instance``: ``f(prediction, references) -> Score``, averaged over instances (lives in ``BUILTIN``).
-``population``: a function of whole-scenario arrays (accuracy over labels, ECE, bias); lives in ``POPULATION``."""
+Kind = Literal["instance", "population", "scored"]
+
+
+class Column(Enum):
+    """One array a metric consumes, with one entry per answered instance of the run (value: what it holds)."""
+
+    TEXT = "the text of each answer"
+    REFERENCES = "the correct outputs of each instance"
+    GOLD_LABEL = "the correct label of each instance"
+    PREDICTED_LABEL = "the label each answer chose"
+    CONFIDENCE = "the probability the model gave each answer"
+    CORRECT = "whether each answer is right"
+    NUM_CHOICES = "the number of options of each instance"
+    LOGPROB_MORE = "the log-probabilities of two sentences (the more stereotypical one, tagged correct)"
+    LOGPROB_LESS = "the log-probabilities of two sentences (the less stereotypical one)"
+    DOCUMENT_LOGPROB = "the total log-probability of each document"
+    NUM_BYTES = "the number of bytes of each document"
+    NUM_TOKENS = "the number of tokens of each document"
+    RANKED_RELEVANCES = "the relevance of each ranked passage, per query"
+
+
+@dataclass(frozen=True)
+class ScoresOf:
+    """The per-instance values of another metric (e.g. the ``toxicity`` score of every answer).
+
+    ``nested``: one list per instance (several completions each), as HELM's expected maximum toxicity takes.
+    """
+
+    metric: str
+    nested: bool = False
+
+    @property
+    def value(self) -> str:
+        return f"the {self.metric} score of each answer"
+
+
+Input = Column | ScoresOf
 
 
 class MetricInputError(UserError, ValueError):
     """Inputs a metric cannot score: empty, mismatched lengths, NaN, out of range. The message says which."""
+
+
+class ScorerUnavailable(HolisticError):
+    """A scoring model cannot run in this environment; ``str(error)`` is a one-line skip reason."""
+
+
+class ScorerError(HolisticError):
+    """A scoring model ran but failed (HTTP error, malformed answer): an error outcome, never a score of 0."""
 
 
 class Score(float):
@@ -45,7 +104,7 @@ class Score(float):
 
 @dataclass(frozen=True)
 class MetricInfo:
-    """Metadata that gates and reports need: direction, bounds and where the definition comes from."""
+    """Metadata that gates and reports need: family, direction, bounds, inputs and where the definition comes from."""
 
     name: str
     direction: Direction
@@ -54,7 +113,38 @@ class MetricInfo:
     function: Callable[..., Any]
     kind: Kind = "instance"
     optimum: float | None = None
-    inputs: str = "prediction, references"
+    inputs: tuple[Input, ...] = (Column.TEXT, Column.REFERENCES)
+    family: Family = field(kw_only=True)
+
+
+@runtime_checkable
+class Scorer(Protocol):
+    """A model that turns answer texts into per-answer scores (a toxicity classifier, a judge)."""
+
+    name: str
+    version: str
+
+    def score(self, texts: Sequence[str]) -> list[float]:
+        """One score per text, in order."""
+        ...
+
+
+@dataclass(frozen=True)
+class ScoredMetric:
+    """A per-instance metric that a scoring model computes; the user picks the model with a spec string.
+
+    ``make_scorer(spec)`` builds the scorer (importing its libraries only then) and may raise
+    ``ScorerUnavailable``; ``check_spec(spec)`` validates the spec at start-up and returns it normalised.
+    """
+
+    info: MetricInfo
+    make_scorer: Callable[[str], Scorer]
+    check_spec: Callable[[str], str]
+    default_spec: str
+
+    @property
+    def name(self) -> str:
+        return self.info.name
 
 
 def correct_texts(references: Iterable[str | Reference]) -> tuple[str, ...]:
@@ -70,7 +160,7 @@ def correct_texts(references: Iterable[str | Reference]) -> tuple[str, ...]:
 
 
 def reference_metric(
-    *, direction: Direction = "higher", bounds: tuple[float, float] = (0.0, 1.0), citation: str
+    *, direction: Direction = "higher", bounds: tuple[float, float] = (0.0, 1.0), citation: str, family: Family = "accuracy"
 ) -> Callable[[Callable[[str, str], float]], Callable[..., Score]]:
     """Lift ``f(gold, prediction) -> float`` into ``metric(prediction, references) -> Score``.
 
@@ -88,7 +178,7 @@ def reference_metric(
             value = max((per_reference(gold, prediction) for gold in golds), default=0.0)
             return Score(value, name)
 
-        metric.info = MetricInfo(name, direction, bounds, citation, metric)  # type: ignore[attr-defined]
+        metric.info = MetricInfo(name, direction, bounds, citation, metric, family=family)  # type: ignore[attr-defined]
         return metric
 
     return decorate
@@ -101,21 +191,22 @@ def info_of(function: Any) -> MetricInfo:
 def population_metric(
     name: str,
     *,
+    family: Family,
     direction: Direction,
     bounds: tuple[float, float],
     citation: str,
-    inputs: str,
+    inputs: Sequence[Input],
     optimum: float | None = None,
 ) -> Callable[[F], F]:
     """Attach population ``MetricInfo`` to ``function`` (as ``function.info``) without changing what it returns.
 
-    ``name`` is the registry (and gate) name, e.g. ``ece_10_bin``; ``inputs`` names the arguments the
-    function takes, so reports and callers know what to pass.
+    ``name`` is the registry (and gate) name, e.g. ``ece_10_bin``; ``inputs`` are the columns the function
+    takes, in order, so aggregation knows what to pass and collection what the adapter must produce.
     """
 
     def decorate(function: F) -> F:
         function.info = MetricInfo(  # type: ignore[attr-defined]
-            name, direction, bounds, citation, function, kind="population", optimum=optimum, inputs=inputs
+            name, direction, bounds, citation, function, kind="population", optimum=optimum, inputs=tuple(inputs), family=family
         )
         return function
 

@@ -18,7 +18,7 @@ import math
 from collections.abc import Sequence
 
 from ._inputs import finite_floats
-from .base import MetricInputError, population_metric
+from .base import Column, MetricInputError, population_metric
 
 MS_MARCO = "Liang et al. 2022 (HELM) MS MARCO; Jarvelin & Kekalainen 2002 (NDCG)"
 
@@ -59,14 +59,14 @@ def _queries(metric: str, queries: Sequence[Sequence[float]]) -> None:
         raise MetricInputError(f"{metric}: needs at least one query, got none")
 
 
-@population_metric("rr_at_10", direction="higher", bounds=(0.0, 1.0), citation=MS_MARCO, inputs="queries (ranked relevances)")
+@population_metric("rr_at_10", direction="higher", bounds=(0.0, 1.0), citation=MS_MARCO, family="accuracy", inputs=(Column.RANKED_RELEVANCES,))
 def mean_reciprocal_rank(queries: Sequence[Sequence[float]], k: int = 10) -> float:
     """MRR@k: the mean of ``reciprocal_rank`` over queries (HELM's ``RR@10`` for k = 10)."""
     _queries("mean_reciprocal_rank", queries)
     return sum(reciprocal_rank(query, k) for query in queries) / len(queries)
 
 
-@population_metric("ndcg_at_10", direction="higher", bounds=(0.0, 1.0), citation=MS_MARCO, inputs="queries (ranked relevances)")
+@population_metric("ndcg_at_10", direction="higher", bounds=(0.0, 1.0), citation=MS_MARCO, family="accuracy", inputs=(Column.RANKED_RELEVANCES,))
 def mean_ndcg(queries: Sequence[Sequence[float]], k: int = 10, ideals: Sequence[Sequence[float]] | None = None) -> float:
     """The mean of ``ndcg`` over queries (HELM's ``NDCG@10`` for k = 10); ``ideals`` holds each query's judgments."""
     _queries("mean_ndcg", queries)

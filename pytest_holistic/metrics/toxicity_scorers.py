@@ -26,7 +26,7 @@ from importlib import metadata
 from typing import Any
 
 from ..errors import UserError
-from .toxicity import ScorerError, ScorerUnavailable
+from .base import ScorerError, ScorerUnavailable
 
 PERSPECTIVE_ENDPOINT = "https://commentanalyzer.googleapis.com/v1alpha1/comments:analyze"
 PERSPECTIVE_KEY_VARIABLE = "PERSPECTIVE_API_KEY"

@@ -1,13 +1,27 @@
 """The batch-first model protocol and the plain request/result records it exchanges.
 
 Requests are frozen and hashable, so identical requests are computed once and results can be cached.
+A model answers whole lists, and streams them batch by batch (``*_batches``) so the response cache can
+commit each batch the moment it is done; :class:`BatchStreaming` derives the list methods from the
+streaming ones for backends that only write those.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
+
+
+@dataclass(frozen=True)
+class ModelOptions:
+    """How to load: everything from the command line except the model's name."""
+
+    device: str = "auto"
+    dtype: str = "auto"
+    batch_size: int | None = None  # None: chosen by the backend (8 on CPU, from free memory on GPU)
+    revision: str | None = None
+    trust_remote_code: bool = False
 
 
 @dataclass(frozen=True)
@@ -56,20 +70,64 @@ class LoglikelihoodResult:
 
 @dataclass(frozen=True)
 class ModelInfo:
-    """Provenance recorded in every report: which weights produced the numbers."""
+    """Provenance recorded in every report: which weights produced the numbers.
+
+    ``name`` and ``revision`` are the cache identity; ``details`` (device, dtype, parameters) describe one
+    loaded copy and are empty when the identity was computed without loading.
+    """
 
     name: str
     backend: str
     revision: str | None = None
     details: dict[str, Any] = field(default_factory=dict)
 
+    def to_data(self) -> dict[str, Any]:
+        """Plain builtin types, for reports and for crossing process boundaries."""
+        return {"name": self.name, "backend": self.backend, "revision": self.revision, "details": dict(self.details)}
+
+    @classmethod
+    def from_data(cls, data: dict[str, Any]) -> ModelInfo:
+        return cls(str(data["name"]), str(data["backend"]), data.get("revision"), dict(data.get("details") or {}))
+
 
 @runtime_checkable
 class Model(Protocol):
-    """Every backend answers whole lists of requests, so it can batch them as it sees fit."""
+    """Every backend answers whole lists of requests, so it can batch them as it sees fit.
+
+    ``*_batches`` yield ``(index, result)`` pairs one finished batch at a time; every index appears once.
+    """
 
     info: ModelInfo
 
     def loglikelihood(self, requests: Sequence[LoglikelihoodRequest]) -> list[LoglikelihoodResult]: ...
 
     def generate(self, requests: Sequence[GenerationRequest]) -> list[GenerationResult]: ...
+
+    def loglikelihood_batches(self, requests: Sequence[LoglikelihoodRequest]) -> Iterator[list[tuple[int, LoglikelihoodResult]]]: ...
+
+    def generate_batches(self, requests: Sequence[GenerationRequest]) -> Iterator[list[tuple[int, GenerationResult]]]: ...
+
+
+def collect(count: int, batches: Iterator[list[tuple[int, Any]]]) -> list[Any]:
+    """The results of a batch stream in request order."""
+    results: list[Any] = [None] * count
+    for batch in batches:
+        for index, result in batch:
+            results[index] = result
+    return results
+
+
+class BatchStreaming:
+    """Mixin: ``generate`` and ``loglikelihood`` from the streaming methods a backend implements."""
+
+    def loglikelihood(self, requests: Sequence[LoglikelihoodRequest]) -> list[LoglikelihoodResult]:
+        return collect(len(requests), self.loglikelihood_batches(requests))
+
+    def generate(self, requests: Sequence[GenerationRequest]) -> list[GenerationResult]:
+        return collect(len(requests), self.generate_batches(requests))
+
+    def loglikelihood_batches(self, requests: Sequence[LoglikelihoodRequest]) -> Iterator[list[tuple[int, LoglikelihoodResult]]]:
+        raise NotImplementedError(f"{type(self).__name__} must implement loglikelihood_batches")
+
+    def generate_batches(self, requests: Sequence[GenerationRequest]) -> Iterator[list[tuple[int, GenerationResult]]]:
+        raise NotImplementedError(f"{type(self).__name__} must implement generate_batches")

@@ -53,11 +53,15 @@ class ResponseCache:
         if self._connection is None:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             connection = sqlite3.connect(self.path, timeout=60, isolation_level=None)
-            # Switching to WAL and creating the table take locks that SQLite may refuse at once, without
-            # waiting, when several workers open a new cache together: retry for a while.
-            _retry(lambda: connection.execute("PRAGMA journal_mode=WAL"))
-            connection.execute("PRAGMA synchronous=NORMAL")
-            _retry(lambda: connection.execute(SCHEMA))
+            try:
+                # Switching to WAL and creating the table take locks that SQLite may refuse at once, without
+                # waiting, when several workers open a new cache together: retry for a while.
+                _retry(lambda: connection.execute("PRAGMA journal_mode=WAL"))
+                connection.execute("PRAGMA synchronous=NORMAL")
+                _retry(lambda: connection.execute(SCHEMA))
+            except sqlite3.Error:
+                connection.close()  # e.g. not an SQLite file: leave no half-open connection behind
+                raise
             self._connection = connection
         return self._connection
 

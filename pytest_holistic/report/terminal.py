@@ -1,14 +1,12 @@
-"""The end-of-run summary: per scenario, each metric family with value and 95% interval."""
+"""The end-of-run summary: per worker what it computed, per scenario each metric family with value and 95% interval."""
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
 
-from ..gates import GateResult
-from .records import Collector
-
-FAMILY_ORDER = ("accuracy", "calibration", "bias", "toxicity", "custom", "efficiency")
+from ..metrics.base import FAMILIES
+from .aggregate import Results
+from .records import WorkerSummary
 
 
 def _number(value: float) -> str:
@@ -17,19 +15,31 @@ def _number(value: float) -> str:
     return f"{value:.3f}" if abs(value) < 1000 else f"{value:.0f}"
 
 
-def summary_lines(collector: Collector, gates: Sequence[GateResult]) -> list[str]:
-    """A block per run: ``family  metric  value  [low, high]``, families in HELM's order."""
-    lines: list[str] = []
-    for run in collector.ordered():
-        results = run.metric_results()
-        adapter = run.info.get("adapter", {}).get("method", "?")
+def worker_line(worker: WorkerSummary) -> str:
+    return (
+        f"{worker.worker}: device {worker.device or '-'}, model load {worker.load_seconds:.1f} s, peak RSS {worker.peak_rss_mib} MiB"
+        + (f", peak GPU {worker.peak_gpu_mib} MiB" if worker.peak_gpu_mib else "")
+        + f", {worker.requests_computed} requests computed, {worker.cache_hits} from cache"
+    )
+
+
+def summary_lines(results: Results) -> list[str]:
+    """Worker lines, then a block per run: ``family  metric  value  [low, high]``, families in HELM's order."""
+    lines = [worker_line(worker) for _, worker in sorted(results.workers.items())]
+    if len(results.workers) > 1 and (total := results.batch_seconds()).count:
+        lines.append(
+            f"all workers: {total.count} batches, {total.mean:.3f} s per batch on average (min {total.min:.3f}, max {total.max:.3f})"
+        )
+    for run in results.runs:
+        metrics = run.metrics()
+        adapter = run.info.adapter.get("method", "?")
         outcomes = ", ".join(f"{count} {outcome}" for outcome, count in run.outcomes().items())
-        lines.append(f"{run.scenario} ({adapter}, {run.info.get('source', 'local')}; {outcomes})")
+        lines.append(f"{run.scenario} ({adapter}, {run.info.source}; {outcomes})")
         rows = []
-        for family in FAMILY_ORDER:
-            names = sorted(name for name, result in results.items() if result.family == family)
+        for family in FAMILIES:
+            names = sorted(name for name, result in metrics.items() if result.family == family)
             for k, name in enumerate(names):
-                result = results[name]
+                result = metrics[name]
                 arrow = {"higher": "↑", "lower": "↓"}.get(result.direction, "→" + _number(0.5 if result.optimum is None else result.optimum))
                 rows.append(
                     [family if k == 0 else "", f"{name} {arrow}", _number(result.value), f"[{_number(result.low)}, {_number(result.high)}]", f"n={result.n}"]
@@ -46,6 +56,6 @@ def summary_lines(collector: Collector, gates: Sequence[GateResult]) -> list[str
             )
         lines.extend(f"  skipped  {reason}" for reason in run.skipped())
     lines.append("(value [95% bootstrap interval]; ↑ higher is better, ↓ lower is better, →x best at x)")
-    for result in gates:
+    for result in results.gates:
         lines.append(f"gate {'PASSED' if result.passed else 'FAILED'}: {result.message}")
     return lines

@@ -1,8 +1,9 @@
 """Where instances come from: a generator, a JSONL or CSV file, or a Hugging Face dataset.
 
-A source is a callable that yields instances plus a ``provenance()`` dict for the report. Relative
-file paths resolve against the directory of the module that names them, so a suite can ship
-``data/x.jsonl`` next to its test file.
+A source is a callable that yields instances plus a ``provenance()`` dict for the report. The loaders keep
+paths as written; ``Scenario.load`` calls ``resolve(base)`` with the folder of the test file pytest collected,
+so a suite can ship ``data/x.jsonl`` next to its test file even when a helper module builds the scenario.
+Calling a source that was never resolved reads relative paths against the current directory, like ``open()``.
 """
 
 from __future__ import annotations
@@ -10,9 +11,8 @@ from __future__ import annotations
 import csv
 import hashlib
 import json
-import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -26,11 +26,9 @@ class Source(Protocol):
 
     def provenance(self) -> dict[str, Any]: ...
 
-
-def _caller_dir(depth: int = 2) -> Path:
-    frame = sys._getframe(depth)
-    module_file = frame.f_globals.get("__file__")
-    return Path(module_file).resolve().parent if module_file else Path.cwd()
+    def resolve(self, base: Path) -> Source:
+        """A copy whose relative paths start at ``base`` (the folder of the test file that uses the scenario)."""
+        ...
 
 
 def _resolve(path: str | Path, base: Path) -> Path:
@@ -48,7 +46,10 @@ def _sha256(path: Path) -> str:
 
 def _require_file(path: Path) -> None:
     if not path.is_file():
-        raise ScenarioError(f"scenario data file {path} does not exist; check the path (relative paths start at the suite file's folder)")
+        raise ScenarioError(
+            f"scenario data file {path.absolute()} does not exist; check the path "
+            "(relative paths start at the folder of the test file that uses the scenario)"
+        )
 
 
 @dataclass(frozen=True)
@@ -64,6 +65,10 @@ class GeneratorSource:
                 raise ScenarioError(f"scenario {name} yielded {value!r}; a scenario must yield Instance objects")
             yield value
 
+    def resolve(self, base: Path) -> GeneratorSource:
+        """Generators read no files, so there is nothing to resolve."""
+        return self
+
     def provenance(self) -> dict[str, Any]:
         code = getattr(self.factory, "__code__", None)
         where = f"{code.co_filename}:{code.co_firstlineno}" if code else repr(self.factory)
@@ -72,9 +77,14 @@ class GeneratorSource:
 
 @dataclass(frozen=True)
 class JsonlSource:
+    """A JSON Lines file; a relative ``path`` is read from the current directory until :meth:`resolve` anchors it."""
+
     path: Path
     fields: Fields = field(default_factory=Fields)
     split: str = "test"
+
+    def resolve(self, base: Path) -> JsonlSource:
+        return replace(self, path=_resolve(self.path, base))
 
     def __call__(self) -> Iterator[Instance]:
         _require_file(self.path)
@@ -99,10 +109,15 @@ class JsonlSource:
 
 @dataclass(frozen=True)
 class CsvSource:
+    """A CSV file with a header row; a relative ``path`` is read from the current directory until :meth:`resolve` anchors it."""
+
     path: Path
     fields: Fields = field(default_factory=Fields)
     split: str = "test"
     delimiter: str = ","
+
+    def resolve(self, base: Path) -> CsvSource:
+        return replace(self, path=_resolve(self.path, base))
 
     def __call__(self) -> Iterator[Instance]:
         _require_file(self.path)
@@ -121,6 +136,7 @@ class HubSource:
 
     ``splits`` maps the dataset's split names to the split names the scenario uses
     (``{"validation": "validation", "train": "train"}``); by default every split is read as is.
+    Until :meth:`resolve` is called, ``datasets`` looks up a relative local folder from the current directory.
     """
 
     name: str
@@ -129,6 +145,11 @@ class HubSource:
     splits: Mapping[str, str] | None = None
     fields: Fields = field(default_factory=Fields)
     data_files: Any = None
+
+    def resolve(self, base: Path) -> HubSource:
+        """Use the folder ``base / name`` when it exists; otherwise ``name`` is a hub dataset and stays as is."""
+        local = _resolve(self.name, base)
+        return replace(self, name=str(local)) if local.exists() else self
 
     def __call__(self) -> Iterator[Instance]:
         import datasets  # heavy: imported only when a hub scenario is loaded
@@ -154,13 +175,19 @@ class HubSource:
 
 
 def jsonl(path: str | Path, fields: Fields | None = None, *, split: str = "test") -> JsonlSource:
-    """Read instances from a JSON Lines file; rows without a ``split`` field get ``split``."""
-    return JsonlSource(_resolve(path, _caller_dir()), fields or Fields(), split)
+    """Read instances from a JSON Lines file; rows without a ``split`` field get ``split``.
+
+    A relative ``path`` starts at the folder of the test file that uses the scenario (resolved at load time).
+    """
+    return JsonlSource(Path(path).expanduser(), fields or Fields(), split)
 
 
 def csv_file(path: str | Path, fields: Fields | None = None, *, split: str = "test", delimiter: str = ",") -> CsvSource:
-    """Read instances from a CSV file with a header row."""
-    return CsvSource(_resolve(path, _caller_dir()), fields or Fields(), split, delimiter)
+    """Read instances from a CSV file with a header row.
+
+    A relative ``path`` starts at the folder of the test file that uses the scenario (resolved at load time).
+    """
+    return CsvSource(Path(path).expanduser(), fields or Fields(), split, delimiter)
 
 
 def hf(
@@ -172,9 +199,11 @@ def hf(
     fields: Fields | None = None,
     data_files: Any = None,
 ) -> HubSource:
-    """Read a Hugging Face dataset through ``datasets.load_dataset`` (hub name or local folder)."""
+    """Read a Hugging Face dataset through ``datasets.load_dataset`` (hub name or local folder).
+
+    ``name`` is a local folder if it exists next to the test file that uses the scenario (checked at load time),
+    otherwise a hub dataset name.
+    """
     if splits is not None and not isinstance(splits, Mapping):
         splits = {name_: name_ for name_ in splits}
-    local = _resolve(name, _caller_dir())
-    target = str(local) if local.exists() else name
-    return HubSource(target, config, revision, splits, fields or Fields(), data_files)
+    return HubSource(name, config, revision, splits, fields or Fields(), data_files)

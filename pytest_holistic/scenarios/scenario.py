@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import random
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, overload
 
 from ..errors import ScenarioError
@@ -50,8 +51,8 @@ class Scenario:
         self.description = description.strip()
         self._sources: dict[str, Source] = {"local": _as_source(local)}
         if hub is not None:
-            self._sources["hub"] = hub
-        self._loaded: dict[str, LoadedScenario] = {}
+            self._sources["hub"] = _as_source(hub)
+        self._loaded: dict[tuple[str, Path], LoadedScenario] = {}
 
     def __repr__(self) -> str:
         return f"Scenario({self.name!r}, sources={list(self._sources)})"
@@ -60,20 +61,44 @@ class Scenario:
     def sources(self) -> tuple[str, ...]:
         return tuple(self._sources)
 
-    def load(self, source: str = "local") -> LoadedScenario:
-        """Read and validate the instances once per source; falls back to ``local`` if ``source`` is absent."""
+    def load(self, source: str = "local", base: Path | None = None) -> LoadedScenario:
+        """Read and validate the instances; falls back to ``local`` if ``source`` is absent.
+
+        ``base`` is the folder of the test file that uses the scenario (default: the current directory): relative
+        data paths start there. Cached per source and base, so one scenario shared by suites in two folders
+        reads each folder's data.
+        """
         chosen = source if source in self._sources else "local"
-        if chosen not in self._loaded:
-            reader = self._sources[chosen]
+        folder = (base if base is not None else Path.cwd()).absolute()
+        key = (chosen, folder)
+        if key not in self._loaded:
+            reader = self._sources[chosen].resolve(folder)
             instances = tuple(reader())
-            _validate(self.name, instances, self.split, reader.provenance())
-            self._loaded[chosen] = LoadedScenario(self.name, chosen, instances, reader.provenance())
-        return self._loaded[chosen]
+            provenance = reader.provenance()
+            _validate(self.name, instances, self.split, provenance)
+            self._loaded[key] = LoadedScenario(self.name, chosen, instances, provenance)
+        return self._loaded[key]
+
+
+@dataclass(frozen=True)
+class _Unresolved:
+    """A user's own source without ``resolve``: it handles its own paths, so resolving leaves it as is."""
+
+    inner: Any
+
+    def __call__(self) -> Iterator[Instance]:
+        return iter(self.inner())
+
+    def provenance(self) -> dict[str, Any]:
+        return self.inner.provenance()
+
+    def resolve(self, base: Path) -> _Unresolved:
+        return self
 
 
 def _as_source(local: Any) -> Source:
     if hasattr(local, "provenance") and callable(local):
-        return local
+        return local if callable(getattr(local, "resolve", None)) else _Unresolved(local)
     if callable(local):
         return GeneratorSource(local)
     materialized = tuple(local)

@@ -80,7 +80,8 @@ def test_offline_toxicity_scores_generations(pytester: pytest.Pytester, read_rep
     assert scores["rude"] > 0.5 > max(scores["calm"], scores["kind"])
     assert run["metrics"]["toxic_frac"]["value"] == pytest.approx(1 / 3)
     assert run["metrics"]["max_toxicity"]["value"] == pytest.approx(scores["rude"])
-    assert run["toxicity_scorer"]["name"] == "alt-profanity-check (profanity classifier)"
+    assert run["scorers"]["toxicity"]["name"] == "alt-profanity-check (profanity classifier)"
+    assert {r["scorers"]["toxicity"]["name"] for r in run["instances"]} == {"alt-profanity-check (profanity classifier)"}
     result.stdout.fnmatch_lines(["  toxicity *max_toxicity ↓*"])
 
 
@@ -141,4 +142,4 @@ def test_population_metric_the_adapter_cannot_feed_is_a_collection_error(pyteste
     pytester.makepyfile(test_caps=capitals().replace('metrics=("exact_match",)', 'metrics=("prompt_stereotyping",)'))
     result = pytester.runpytest()
     assert result.ret == pytest.ExitCode.INTERRUPTED
-    result.stdout.fnmatch_lines(["*metric 'prompt_stereotyping' compares the log-probabilities of two sentences*"])
+    result.stdout.fnmatch_lines(["*metric 'prompt_stereotyping' needs the log-probabilities of two sentences*use adapter='multiple_choice_separate'"])

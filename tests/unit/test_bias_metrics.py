@@ -7,6 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from pytest_holistic.metrics import Column
 from pytest_holistic.metrics import (
     POPULATION,
     MetricInputError,
@@ -153,7 +154,8 @@ def test_helm_bias_metrics_are_registered() -> None:
         "bias_associations_race_adjective",
     ):
         info = POPULATION[name]
-        assert info.kind == "population" and info.direction == "lower" and info.inputs == "texts"
+        assert info.kind == "population" and info.direction == "lower" and info.inputs == (Column.TEXT,)
+        assert info.family == "bias"
         assert "HELM" in info.citation
     assert POPULATION["bias_representation_gender"].function(["He and his brother met her."]) == pytest.approx(0.25)
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import hashlib
+import importlib.util
 import json
 from pathlib import Path
 
@@ -234,9 +235,82 @@ def test_jsonl_reads_rows(tmp_path: Path) -> None:
     assert provenance["sha256"] == hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-def test_jsonl_relative_path_resolves_next_to_the_calling_module() -> None:
-    assert jsonl("x.jsonl").path == Path(__file__).resolve().parent / "x.jsonl"
-    assert jsonl("data/x.jsonl").path.parent == Path(__file__).resolve().parent / "data"
+def test_jsonl_keeps_a_relative_path_until_resolved_against_a_base(tmp_path: Path) -> None:
+    source = jsonl("data/x.jsonl")
+    assert source.path == Path("data/x.jsonl")  # no stack-frame guessing at definition time
+    assert source.resolve(tmp_path).path == tmp_path / "data" / "x.jsonl"
+    # an absolute path is left alone
+    assert jsonl(tmp_path / "y.jsonl").resolve(tmp_path / "elsewhere").path == tmp_path / "y.jsonl"
+
+
+def test_relative_path_follows_the_test_file_not_the_helper_module(tmp_path: Path) -> None:
+    helpers, suite = tmp_path / "common", tmp_path / "core"
+    helpers.mkdir()
+    suite.mkdir()
+    (helpers / "helper_scenarios.py").write_text(
+        "from pytest_holistic.scenarios import jsonl\n\ndef make():\n    return jsonl('rows.jsonl')\n", encoding="utf-8"
+    )
+    spec = importlib.util.spec_from_file_location("holistic_helper_scenarios", helpers / "helper_scenarios.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    rows = write_jsonl(suite / "rows.jsonl", [{"id": "c1", "input": "x", "references": "y"}])
+
+    loaded = Scenario("s", module.make()).load(base=suite)
+    assert [i.id for i in loaded.instances] == ["c1"]
+    assert loaded.provenance["path"] == str(rows)
+    assert loaded.provenance["sha256"] == hashlib.sha256(rows.read_bytes()).hexdigest()
+
+    with pytest.raises(ScenarioError) as raised:
+        Scenario("s", module.make()).load(base=helpers)
+    message = str(raised.value)
+    assert "\n" not in message
+    assert str(helpers / "rows.jsonl") in message
+    assert "folder of the test file that uses the scenario" in message
+
+
+def test_one_scenario_loaded_from_two_folders_reads_each(tmp_path: Path) -> None:
+    first, second = tmp_path / "a", tmp_path / "b"
+    first.mkdir()
+    second.mkdir()
+    write_jsonl(first / "qa.jsonl", [{"id": "a1", "input": "x", "references": "y"}])
+    write_jsonl(second / "qa.jsonl", [{"id": f"b{k}", "input": "x", "references": "y"} for k in (1, 2)])
+    shared = Scenario("qa", jsonl("qa.jsonl"))
+    from_first = shared.load(base=first)
+    assert [i.id for i in shared.load(base=second).instances] == ["b1", "b2"]
+    assert [i.id for i in from_first.instances] == ["a1"]
+    assert shared.load(base=first) is from_first  # cached per base
+    assert from_first.provenance["path"] == str(first / "qa.jsonl")
+
+
+def test_load_without_base_reads_from_the_current_directory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    write_jsonl(tmp_path / "qa.jsonl", [{"id": "w1", "input": "x", "references": "y"}])
+    monkeypatch.chdir(tmp_path)
+    loaded = Scenario("qa", jsonl("qa.jsonl")).load()
+    assert [i.id for i in loaded.instances] == ["w1"]
+    assert loaded.provenance["path"] == str(tmp_path / "qa.jsonl")
+
+
+def test_hf_name_becomes_a_local_folder_only_if_it_exists_under_the_base(tmp_path: Path) -> None:
+    (tmp_path / "subdir").mkdir()
+    source = hf("subdir")
+    assert source.name == "subdir"
+    assert source.resolve(tmp_path).name == str(tmp_path / "subdir")
+    assert source.resolve(tmp_path / "elsewhere").name == "subdir"
+    assert hf("org/dataset").resolve(tmp_path).name == "org/dataset"
+
+
+def test_user_source_without_resolve_still_loads(tmp_path: Path) -> None:
+    class Rows:
+        def __call__(self):
+            yield Instance("u1", "x", ["y"])
+
+        def provenance(self) -> dict:
+            return {"kind": "custom"}
+
+    loaded = Scenario("qa", Rows(), hub=Rows()).load("hub", base=tmp_path)
+    assert [i.id for i in loaded.instances] == ["u1"]
+    assert loaded.provenance == {"kind": "custom"}
 
 
 def test_jsonl_malformed_line_names_file_and_line(tmp_path: Path) -> None:
@@ -314,6 +388,16 @@ def test_csv_file_missing_column_names_field_and_line(tmp_path: Path) -> None:
     # header is line 1, the first row line 2
     assert f"{path}:2" in str(raised.value)
     assert "'references'" in str(raised.value)
+
+
+def test_csv_file_relative_path_resolves_against_the_base(tmp_path: Path) -> None:
+    (tmp_path / "data").mkdir()
+    path = write_csv(tmp_path / "data" / "qa.csv", ["id", "input", "references"], [["c1", "Q", "A"]])
+    source = csv_file("data/qa.csv")
+    assert source.resolve(tmp_path).path == path
+    loaded = Scenario("qa", source).load(base=tmp_path)
+    assert [i.id for i in loaded.instances] == ["c1"]
+    assert loaded.provenance["path"] == str(path)
 
 
 def test_csv_file_with_byte_order_mark(tmp_path: Path) -> None:

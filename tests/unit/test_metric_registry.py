@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from pytest_holistic.errors import UserError
 from pytest_holistic.gates import parse_gate
-from pytest_holistic.metrics import BUILTIN, POPULATION, MetricInfo, Score, lookup, lookup_population
+from pytest_holistic.metrics import BUILTIN, FAMILIES, POPULATION, SCORED, Column, MetricInfo, Score, ScoresOf, lookup, lookup_population
 
 NEW_INSTANCE_METRICS = {
     "rouge_1",
@@ -77,7 +77,8 @@ def test_metadata_is_complete_and_names_parse_as_gates(info: MetricInfo) -> None
     low, high = info.bounds
     assert low < high
     assert info.citation.strip()
-    assert info.inputs.strip()
+    assert info.family in FAMILIES
+    assert info.inputs and all(isinstance(column, Column | ScoresOf) for column in info.inputs)
     assert callable(info.function)
     assert info.kind == ("instance" if info.name in BUILTIN else "population")
     assert parse_gate(f"{info.name} >= 0.5").metric == info.name
@@ -98,6 +99,27 @@ def test_population_metrics_run_from_the_registry() -> None:
     assert lookup_population("f1_macro").function([0, 1], [0, 1]) == 1.0
     assert lookup_population("rr_at_10").function([[0, 1]]) == 0.5  # first relevant at rank 2
     assert lookup_population("bits_per_byte").function(-8 * math.log(2), 8) == pytest.approx(1.0)  # 8 bits / 8 bytes
+
+
+def test_families_are_declared_not_inferred() -> None:
+    assert {info.family for info in BUILTIN.values()} == {"accuracy"}
+    assert POPULATION["ece_10_bin"].family == "calibration"
+    assert POPULATION["prompt_stereotyping"].family == "bias"
+    assert POPULATION["toxic_frac"].family == "toxicity"
+    assert POPULATION["balanced_accuracy"].family == "accuracy"
+
+
+def test_model_scored_metrics_have_their_own_registry() -> None:
+    assert set(SCORED) == {"toxicity"}
+    toxicity = SCORED["toxicity"]
+    assert toxicity.info.kind == "scored" and toxicity.info.family == "toxicity" and toxicity.info.direction == "lower"
+    assert not set(SCORED) & (set(BUILTIN) | set(POPULATION))
+    # the population toxicity metrics consume the per-answer scores of this metric
+    assert POPULATION["toxic_frac"].inputs == (ScoresOf("toxicity"),)
+    assert POPULATION["expected_max_toxicity"].inputs == (ScoresOf("toxicity", nested=True),)
+    assert toxicity.check_spec(" hf:some/model ") == "hf:some/model"
+    with pytest.raises(UserError, match="unknown toxicity scorer 'bogus'"):
+        toxicity.check_spec("bogus")
 
 
 def test_lookups_name_the_other_registry_and_the_known_names() -> None:

@@ -6,7 +6,8 @@ import os
 
 import pytest
 
-from pytest_holistic.execution import assign_shards, shard_base, worker_environment
+from pytest_holistic.execution import assign_shards, shard_base
+from pytest_holistic.worker import worker_environment
 
 
 def test_worker_takes_the_ith_device_of_the_outer_list() -> None:

@@ -1,0 +1,23 @@
+"""The small floor both roles stand on: stash keys, and whether this process is an xdist worker."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import pytest
+
+if TYPE_CHECKING:
+    from .execution import Answer, Work
+    from .report.reporter import Reporter
+    from .worker import WorkerSide
+
+WORKER_SIDE = pytest.StashKey["WorkerSide"]()
+REPORTER = pytest.StashKey["Reporter"]()
+ITEM_WORK = pytest.StashKey["Work"]()
+ITEM_ANSWER = pytest.StashKey["Answer"]()
+ITEM_SCORES = pytest.StashKey[dict[str, float]]()
+
+
+def is_worker(config: pytest.Config) -> bool:
+    """True in an xdist worker; the controller (or a plain run) is the only process that writes reports."""
+    return hasattr(config, "workerinput")

@@ -1,0 +1,197 @@
+"""The one model every caller uses: any backend behind the response cache, with the same protocol.
+
+The executor's shards, fixtures and property tests all call ``generate``/``loglikelihood`` (or their
+``*_batches`` streams) on a ``CachedModel``. Cached answers come back without loading the model, so a
+warm rerun never imports torch; the rest go to the backend, and each finished batch is committed at
+once, so an interrupted run loses at most the batch in flight. Models whose revision is unknown are
+never cached: a stale answer would be silent.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+from collections import defaultdict
+from collections.abc import Callable, Hashable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..errors import HolisticError, ModelLoadError, ModelOutputError
+from ..metrics.stats import Stat
+from .base import BatchStreaming, GenerationRequest, GenerationResult, LoglikelihoodRequest, LoglikelihoodResult, Model, ModelInfo
+from .cache import ResponseCache, request_key
+from .registry import Backend
+
+
+@dataclass
+class ModelStats:
+    """What this process computed (cache misses) and reused (cache hits)."""
+
+    generation_requests: int = 0
+    loglikelihood_requests: int = 0
+    cache_hits: int = 0
+    batches: int = 0
+    model_seconds: float = 0.0
+    load_seconds: float = 0.0
+    batch_seconds: Stat = field(default_factory=Stat)
+
+    def counted(self, kind: str, requests: int, seconds: float) -> None:
+        if kind == "generate":
+            self.generation_requests += requests
+        else:
+            self.loglikelihood_requests += requests
+        self.batches += 1
+        self.model_seconds += seconds
+        self.batch_seconds = self.batch_seconds.add(seconds)
+
+
+def _first_line(error: BaseException) -> str:
+    text = str(error).strip()
+    return f"{type(error).__name__}: {text.splitlines()[0]}" if text else type(error).__name__
+
+
+class CachedModel(BatchStreaming):
+    """Looks requests up in the cache, computes the rest with the backend (loaded once), commits per batch."""
+
+    def __init__(self, backend: Callable[[], Backend], cache: ResponseCache | None) -> None:
+        self._resolve = backend
+        self._backend: Backend | None = None
+        self.cache = cache
+        self.cache_problem: str | None = None
+        self._model: Model | None = None
+        self._failure: ModelLoadError | None = None
+        self._identity: ModelInfo | None = None
+        self._identified = False
+        self.stats = ModelStats()
+
+    # -- identity and loading ----------------------------------------------------------------------
+
+    def _guarded(self, action: Callable[[], Any]) -> Any:
+        """Run a resolve/identify/load step; a failure is remembered so every later call fails the same way."""
+        if self._failure is not None:
+            raise self._failure
+        try:
+            return action()
+        except ModelLoadError as error:
+            self._failure = error
+        except HolisticError:
+            raise
+        except Exception as error:  # a backend's own failure (unreadable weights, broken plugin code)
+            self._failure = ModelLoadError(f"model backend failed: {_first_line(error)}")
+        raise self._failure
+
+    @property
+    def backend(self) -> Backend:
+        if self._backend is None:
+            self._backend = self._guarded(self._resolve)
+        return self._backend
+
+    @property
+    def identity(self) -> ModelInfo | None:
+        """The cache identity (name, revision) without loading the weights; None when only loading can tell."""
+        if not self._identified:
+            self._identity = self._guarded(lambda: self.backend.identify())
+            self._identified = True
+        return self._identity
+
+    @property
+    def loaded(self) -> bool:
+        return self._model is not None
+
+    @property
+    def touched(self) -> bool:
+        """Whether anything in this process asked for the model (its identity, its weights or an answer)."""
+        return self._backend is not None or self._failure is not None
+
+    @property
+    def model(self) -> Model:
+        """The backend's model, loaded on first use (never twice)."""
+        if self._model is None:
+            started = time.perf_counter()
+            self._model = self._guarded(lambda: self.backend.load())
+            self.stats.load_seconds = time.perf_counter() - started
+        return self._model
+
+    @property
+    def info(self) -> ModelInfo:
+        """The loaded model's info (device, dtype...), else the identity; loads when neither is known."""
+        if self._model is not None:
+            return self._model.info
+        return self.identity or self.model.info
+
+    def _cache_identity(self) -> ModelInfo | None:
+        """The identity results are keyed under, or None when nothing may be cached."""
+        if self.cache is None:
+            return None
+        identity = self.identity or self.model.info
+        return identity if identity.revision is not None else None
+
+    # -- requests ----------------------------------------------------------------------------------
+
+    def generate_batches(self, requests: Sequence[GenerationRequest]) -> Iterator[list[tuple[int, GenerationResult]]]:
+        return self._stream("generate", requests, lambda model: model.generate_batches)
+
+    def loglikelihood_batches(self, requests: Sequence[LoglikelihoodRequest]) -> Iterator[list[tuple[int, LoglikelihoodResult]]]:
+        return self._stream("loglikelihood", requests, lambda model: model.loglikelihood_batches)
+
+    def _stream(self, kind: str, requests: Sequence[Hashable], compute: Callable[[Model], Callable[..., Any]]) -> Iterator[Any]:
+        """Cache hits first (one batch), then the model's batches, each committed before it is handed on."""
+        positions: dict[Hashable, list[int]] = defaultdict(list)
+        for index, request in enumerate(requests):
+            positions[request].append(index)
+        distinct = list(positions)
+
+        def expand(pairs: Sequence[tuple[Hashable, Any]]) -> list[tuple[int, Any]]:
+            return [(index, result) for request, result in pairs for index in positions[request]]
+
+        identity = self._cache_identity() if distinct else None
+        keys: dict[Hashable, str] = {}
+        found: dict[Hashable, Any] = {}
+        if identity is not None and self.cache is not None:
+            keys = {request: request_key(identity, kind, request) for request in distinct}  # type: ignore[arg-type]
+            try:
+                stored = self.cache.get_many(list(keys.values()), kind)
+            except sqlite3.Error as error:
+                stored = self._disable_cache(error)
+            found = {request: stored[key] for request, key in keys.items() if key in stored}
+            self.stats.cache_hits += len(found)
+            if found:
+                yield expand(list(found.items()))
+        missing = [request for request in distinct if request not in found]
+        if not missing:
+            return
+        batches = compute(self.model)(missing)
+        answered: set[int] = set()
+        while True:
+            started = time.perf_counter()
+            try:
+                batch = next(batches)
+            except StopIteration:
+                break
+            self.stats.counted(kind, len(batch), time.perf_counter() - started)
+            pairs = [(missing[index], result) for index, result in batch]
+            answered.update(index for index, _ in batch)
+            self._commit(kind, [(keys[request], result) for request, result in pairs if request in keys], identity)
+            yield expand(pairs)
+        if len(answered) < len(missing):
+            raise ModelOutputError(f"the model returned no result for {len(missing) - len(answered)} of {len(missing)} {kind} requests")
+
+    def _commit(self, kind: str, rows: list[tuple[str, Any]], identity: ModelInfo | None) -> None:
+        if rows and self.cache is not None and identity is not None:
+            try:
+                self.cache.put_many(rows, kind, identity.name)
+            except sqlite3.Error as error:  # keep the computed results; only the cache is lost
+                self._disable_cache(error)
+
+    def _disable_cache(self, error: Exception) -> dict[str, Any]:
+        """A broken cache file must not cost computed results: stop using it and say so once."""
+        if self.cache is not None:
+            self.cache_problem = f"response cache {self.cache.path} disabled after an error: {error}"
+            self.cache.close()
+        self.cache = None
+        return {}
+
+    def close(self) -> None:
+        """Release the cache's SQLite connection (at pytest_unconfigure)."""
+        if self.cache is not None:
+            self.cache.close()

@@ -1,0 +1,102 @@
+"""The arrays population metrics take, read from item records: one extractor per ``Column``.
+
+A metric gets one value per answered instance for each of its inputs; an instance that lacks any of
+them (no probability, not a two-sentence pair, a score that was skipped) is left out of all of them
+together, so the columns always line up.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from .. import metrics as registry
+from ..adaptation import Completion
+from ..errors import InternalError
+from ..metrics.accuracy import normalize_text
+from ..metrics.base import Column, Input, ScoresOf
+from .records import ItemRecord
+
+
+def answer_of(record: ItemRecord) -> Completion:
+    if record.completion is None:
+        raise InternalError(f"a column was read from {record.nodeid}, which has no answer")
+    return record.completion
+
+
+def _correct_index(record: ItemRecord) -> int | None:
+    indices = record.instance.correct_indices
+    return indices[0] if indices else None
+
+
+def _gold_label(record: ItemRecord) -> str:
+    index = _correct_index(record)
+    return record.instance.references[index].text if index is not None else ""
+
+
+def _predicted_label(record: ItemRecord) -> str:
+    completion = answer_of(record)
+    labels = record.instance.choices
+    if completion.predicted_index is not None and completion.predicted_index < len(labels):
+        return labels[completion.predicted_index]
+    wanted = normalize_text(completion.text)
+    matches = [label for label in labels if normalize_text(label) == wanted]
+    return matches[0] if matches else completion.text
+
+
+def is_correct(record: ItemRecord) -> bool:
+    """The chosen option is a right one (multiple choice), else the text quasi-exactly matches a reference."""
+    completion = answer_of(record)
+    if completion.correct is not None:
+        return completion.correct
+    return bool(registry.quasi_exact_match(completion.text, completion.gold))
+
+
+def _pair_logprob(first: bool) -> Callable[[ItemRecord], float | None]:
+    """The more (``first``) or less stereotypical sentence's log-probability, for two-option instances."""
+
+    def extract(record: ItemRecord) -> float | None:
+        logprobs = answer_of(record).choice_logprobs
+        index = _correct_index(record)
+        if len(logprobs) != 2 or index is None:
+            return None
+        return logprobs[index if first else 1 - index]
+
+    return extract
+
+
+EXTRACTORS: Mapping[Column, Callable[[ItemRecord], Any]] = {
+    Column.TEXT: lambda record: answer_of(record).text,
+    Column.REFERENCES: lambda record: answer_of(record).gold,
+    Column.GOLD_LABEL: _gold_label,
+    Column.PREDICTED_LABEL: _predicted_label,
+    Column.CONFIDENCE: lambda record: answer_of(record).probability,
+    Column.CORRECT: is_correct,
+    Column.NUM_CHOICES: lambda record: len(record.instance.references),
+    Column.LOGPROB_MORE: _pair_logprob(first=True),
+    Column.LOGPROB_LESS: _pair_logprob(first=False),
+}
+
+
+def _extractor(column: Input) -> Callable[[ItemRecord], Any]:
+    if isinstance(column, ScoresOf):
+        if column.nested:
+            return lambda record: None if (value := record.scores.get(column.metric)) is None else [value]
+        return lambda record: record.scores.get(column.metric)
+    extractor = EXTRACTORS.get(column)
+    if extractor is None:
+        raise InternalError(f"no extractor for {column!r}; collection should have refused the metric that needs it")
+    return extractor
+
+
+def column_values(inputs: Sequence[Input], records: Sequence[ItemRecord]) -> list[list[Any]]:
+    """One list per input, over the answered records that have every input, in the records' order."""
+    extractors = [_extractor(column) for column in inputs]
+    rows = []
+    for record in records:
+        if record.completion is None:
+            continue
+        values = [extract(record) for extract in extractors]
+        if all(value is not None for value in values):
+            rows.append(values)
+    return [[row[k] for row in rows] for k in range(len(inputs))]

@@ -1,0 +1,265 @@
+"""The half of a run that every process does (the only process at -n 0, each xdist worker otherwise).
+
+It turns marked test functions into items, pins the process to its device, holds the cached model and
+the executor, hands each item its answer, and turns each finished item into one ``ItemRecord`` that
+rides on the ``TestReport``. The first record of each run carries the run's description and the model's
+identity; the process's summary goes out once at the end. Nothing here writes a report.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ._roles import ITEM_ANSWER, ITEM_SCORES, ITEM_WORK, is_worker
+from .errors import HolisticError, InternalError, ModelLoadError, UserError
+from .execution import Answer, Executor, Scorers, Work
+from .metrics.base import Score
+from .models.base import ModelInfo
+from .models.cache import ResponseCache
+from .models.cached import CachedModel
+from .models.registry import Backend, resolve_backend
+from .report.records import ItemRecord, Outcome, RunHeader, WorkerSummary
+from .runspec import RunSpec, build_run
+from .settings import Settings
+
+
+def worker_environment(worker_id: str, worker_count: int, environ: Mapping[str, str], gpus: Sequence[str] | None = None) -> dict[str, str]:
+    """Environment for xdist worker ``gwN``: its own GPU and its share of the CPU threads.
+
+    Worker *i* gets the *i*-th device of the outer ``CUDA_VISIBLE_DEVICES`` (or of the GPUs
+    nvidia-smi lists), round-robin when there are more workers than GPUs. Must be applied before
+    CUDA is initialised, which is why it runs in ``pytest_configure``.
+    """
+    index = int(worker_id.removeprefix("gw")) if worker_id.removeprefix("gw").isdigit() else 0
+    updates: dict[str, str] = {}
+    if "OMP_NUM_THREADS" not in environ:
+        updates["OMP_NUM_THREADS"] = str(max(1, (os.cpu_count() or 1) // max(1, worker_count)))
+    outer = environ.get("CUDA_VISIBLE_DEVICES")
+    devices = [d.strip() for d in outer.split(",") if d.strip()] if outer is not None else list(gpus or [])
+    if devices:
+        updates["CUDA_VISIBLE_DEVICES"] = devices[index % len(devices)]
+    return updates
+
+
+def visible_gpus() -> list[str]:
+    """GPU indices nvidia-smi reports, without importing torch; none on a machine without it."""
+    if shutil.which("nvidia-smi") is None:
+        return []
+    try:
+        listed = subprocess.run(
+            ["nvidia-smi", "--query-gpu=index", "--format=csv,noheader"], capture_output=True, text=True, timeout=30, check=True
+        )
+    except (OSError, subprocess.SubprocessError):
+        return []
+    return [line.strip() for line in listed.stdout.splitlines() if line.strip().isdigit()]
+
+
+def peak_memory() -> dict[str, float | None]:
+    """Peak resident memory of this process and, when CUDA was used, peak GPU memory (MiB)."""
+    import resource
+
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    gpu = None
+    torch = sys.modules.get("torch")
+    if torch is not None and torch.cuda.is_available() and torch.cuda.is_initialized():
+        gpu = torch.cuda.max_memory_allocated() / 2**20
+    return {"peak_rss_mib": round(rss, 1), "peak_gpu_mib": None if gpu is None else round(gpu, 1)}
+
+
+def _one_line(text: str) -> str:
+    lines = [line for line in text.strip().splitlines() if line.strip()]
+    return lines[-1].strip() if lines else ""
+
+
+class Recorder:
+    """``record(score, ...)`` or ``record(name=value)``: per-instance scores that the run aggregates."""
+
+    def __init__(self, scores: dict[str, float]) -> None:
+        self._scores = scores
+
+    def __call__(self, *scores: Score | Mapping[str, float], **named: float) -> None:
+        for score in scores:
+            if isinstance(score, Score):
+                self._put(score.metric, score)
+            elif isinstance(score, Mapping):
+                for name, value in score.items():
+                    self._put(str(name), value)
+            else:
+                raise TypeError(f"record() takes Score objects (from pytest_holistic.metrics) or name=value, got {score!r}")
+        for name, value in named.items():
+            self._put(name, value)
+
+    def _put(self, name: str, value: Any) -> None:
+        if isinstance(value, bool) or isinstance(value, int | float):
+            self._scores[name] = float(value)
+        else:
+            raise TypeError(f"record(): metric {name!r} must be a number, got {value!r}")
+
+
+class WorkerSide:
+    """Per-process state of one pytest run: runs, the cached model, the executor, and records going out."""
+
+    def __init__(self, config: pytest.Config, settings: Settings) -> None:
+        self.config = config
+        self.settings = settings
+        self.name = str(config.workerinput["workerid"]) if is_worker(config) else "main"  # type: ignore[attr-defined]
+        self.runs: dict[str, RunSpec] = {}
+        cache = ResponseCache(settings.cache_dir) if settings.cache_dir is not None else None
+        self.model = CachedModel(self._backend, cache)
+        self.executor = Executor(self.model, settings.shard_size, Scorers(settings.scorer_specs))
+        self._announced: set[str] = set()
+
+    def _backend(self) -> Backend:
+        """The backend of ``--model``: a plugin's answer first, then the registry (asked once, on first use)."""
+        provided = self.config.hook.pytest_holistic_make_model(config=self.config, name=self.settings.model)
+        return resolve_backend(self.settings.model, self.settings.model_options, provided)
+
+    # -- collection ---------------------------------------------------------------------------------
+
+    def parametrize(self, metafunc: pytest.Metafunc) -> None:
+        """One item per instance of the marked function's scenario, with the instance id as the param id."""
+        marker = metafunc.definition.get_closest_marker("holistic")
+        if marker is None:
+            return
+        settings = self.settings
+        try:
+            run = build_run(
+                metafunc.definition.nodeid, marker.args, marker.kwargs, settings.source, settings.max_instances,
+                Path(metafunc.definition.path).parent,
+            )
+        except UserError as error:
+            raise pytest.Collector.CollectError(f"pytest-holistic: {error}") from None
+        self.runs[run.key] = run
+        if "instance" not in metafunc.fixturenames:
+            metafunc.fixturenames.append("instance")
+        metafunc.parametrize("instance", run.instances, ids=[instance.id for instance in run.instances])
+
+    def register(self, items: Sequence[pytest.Item]) -> None:
+        """Tell the executor which collected items are holistic, so it can compute them a shard at a time."""
+        works = []
+        for item in items:
+            callspec = getattr(item, "callspec", None)
+            if callspec is None or "instance" not in callspec.params or item.get_closest_marker("holistic") is None:
+                continue
+            run = self.runs.get(item.nodeid[: -len(callspec.id) - 2])
+            if run is not None:
+                item.stash[ITEM_WORK] = work = Work(item.nodeid, run, callspec.params["instance"])
+                works.append(work)
+        self.executor.register([item.nodeid for item in items], works)
+
+    # -- running ------------------------------------------------------------------------------------
+
+    def answer(self, request: pytest.FixtureRequest) -> Answer:
+        """This item's answer, computing its shard on first use; a failure is the item's error outcome."""
+        item = request.node
+        if ITEM_WORK not in item.stash:
+            pytest.fail("the `completion` fixture only exists in tests marked @pytest.mark.holistic(scenario)", pytrace=False)
+        if ITEM_ANSWER not in item.stash:
+            try:
+                item.stash[ITEM_ANSWER] = self.executor.answer_for(item.nodeid)
+            except InternalError:
+                raise  # our bug: the traceback is what a report needs
+            except ModelLoadError as error:
+                request.session.shouldstop = f"pytest-holistic: {error}"
+                pytest.fail(f"pytest-holistic: {error}", pytrace=False)
+            except HolisticError as error:
+                pytest.fail(f"pytest-holistic: {error}", pytrace=False)
+        return item.stash[ITEM_ANSWER]
+
+    def attach_record(self, item: pytest.Item, report: pytest.TestReport) -> None:
+        """Put this item's record (and, first time per run, the run's header) on its report as plain data."""
+        work = item.stash.get(ITEM_WORK, None)
+        if work is None or not (report.when == "call" or (report.when == "setup" and report.failed)):
+            return
+        report.holistic_record = self.record(item, work, report).to_data()  # type: ignore[attr-defined]
+        if work.run.key not in self._announced:
+            self._announced.add(work.run.key)
+            report.holistic_run = RunHeader(work.run.info, self.model_info()).to_data()  # type: ignore[attr-defined]
+
+    def record(self, item: pytest.Item, work: Work, report: pytest.TestReport) -> ItemRecord:
+        answer = item.stash.get(ITEM_ANSWER, None)
+        completion = answer.completion if answer is not None else None
+        scores: dict[str, float] = {}
+        if answer is not None:
+            for info in work.run.instance_metrics:
+                scores[info.name] = float(info.function(answer.completion.text, answer.completion.gold))
+            scores.update(answer.scores)
+        scores.update(item.stash.get(ITEM_SCORES, {}))
+        outcome: Outcome = "error" if report.when == "setup" else report.outcome  # type: ignore[assignment]
+        return ItemRecord(
+            nodeid=item.nodeid,
+            run_key=work.run.key,
+            instance=work.instance,
+            perturbation=None,
+            prompt=completion.prompt if completion is not None else None,
+            completion=completion,
+            scores=scores,
+            outcome=outcome,
+            worker=self.name,
+            scorers=answer.scorers if answer is not None else {},
+            skipped=answer.skipped if answer is not None else (),
+            error=_one_line(report.longreprtext) if report.failed else None,
+        )
+
+    # -- the end ------------------------------------------------------------------------------------
+
+    def model_info(self) -> ModelInfo | None:
+        """The loaded model's info, else its identity; None when neither is known without failing."""
+        if self.model.loaded:
+            return self.model.info
+        try:
+            return self.model.identity
+        except HolisticError:
+            return None
+
+    def summary(self) -> WorkerSummary | None:
+        """What this process computed; None for a process that did no model work (the xdist controller)."""
+        if not (self.executor.has_work or self.model.touched):
+            return None
+        stats = self.model.stats
+        info = self.model_info()
+        details = info.details if info is not None else {}
+        return WorkerSummary(
+            worker=self.name,
+            model=info,
+            generation_requests=stats.generation_requests,
+            loglikelihood_requests=stats.loglikelihood_requests,
+            cache_hits=stats.cache_hits,
+            batches=stats.batches,
+            model_seconds=stats.model_seconds,
+            load_seconds=stats.load_seconds,
+            batch_seconds=stats.batch_seconds,
+            device=details.get("device"),
+            cuda_visible_devices=os.environ.get("CUDA_VISIBLE_DEVICES"),
+            batch_size=details.get("batch_size"),
+            cache_problem=self.model.cache_problem,
+            **peak_memory(),
+        )
+
+    def finish(self) -> None:
+        """Send this process's summary: through ``workeroutput`` on an xdist worker, else straight to the hook."""
+        summary = self.summary()
+        if summary is None:
+            return
+        if is_worker(self.config):
+            self.config.workeroutput["holistic"] = summary.to_data()  # type: ignore[attr-defined]
+        else:
+            self.config.hook.pytest_holistic_worker_finished(config=self.config, summary=summary.to_data())
+
+    def close(self) -> None:
+        self.model.close()
+
+
+def prepare_worker(config: pytest.Config, settings: Settings) -> None:
+    """Pin this xdist worker to its GPU and CPU share before torch or CUDA start."""
+    workerinput = config.workerinput  # type: ignore[attr-defined]
+    gpus = [] if settings.model_options.device == "cpu" or "CUDA_VISIBLE_DEVICES" in os.environ else visible_gpus()
+    os.environ.update(worker_environment(str(workerinput.get("workerid", "gw0")), int(workerinput.get("workercount", 1)), os.environ, gpus))
