@@ -6,13 +6,27 @@ Public API. Importing it is cheap: no torch, transformers or datasets until a mo
 from . import metrics
 from .adaptation import AdapterSpec, Completion
 from .gates import Gate, parse_gate
-from .models import GenerationRequest, GenerationResult, LoglikelihoodRequest, LoglikelihoodResult, Model, ModelInfo, ScriptedModel
+from .models import (
+    Backend,
+    BatchStreaming,
+    GenerationRequest,
+    GenerationResult,
+    LoglikelihoodRequest,
+    LoglikelihoodResult,
+    Model,
+    ModelInfo,
+    ModelOptions,
+    ScriptedModel,
+    load_model,
+)
 from .scenarios import Fields, Instance, Reference, Scenario, csv_file, hf, jsonl, scenario
 
 __version__ = "0.1.0"
 
 __all__ = [
     "AdapterSpec",
+    "Backend",
+    "BatchStreaming",
     "Completion",
     "Fields",
     "Gate",
@@ -23,6 +37,7 @@ __all__ = [
     "LoglikelihoodResult",
     "Model",
     "ModelInfo",
+    "ModelOptions",
     "Reference",
     "Scenario",
     "ScriptedModel",
@@ -30,6 +45,7 @@ __all__ = [
     "csv_file",
     "hf",
     "jsonl",
+    "load_model",
     "metrics",
     "parse_gate",
     "scenario",

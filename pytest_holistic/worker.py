@@ -221,8 +221,11 @@ class WorkerSide:
             return None
 
     def summary(self) -> WorkerSummary | None:
-        """What this process computed; None for a process that did no model work (the xdist controller)."""
-        if not (self.executor.has_work or self.model.touched):
+        """What this process computed; None for a plain process that did no model work (the xdist controller).
+
+        An xdist worker always reports, idle or not, so the report lists every worker that was started.
+        """
+        if not (is_worker(self.config) or self.executor.has_work or self.model.touched):
             return None
         stats = self.model.stats
         info = self.model_info()

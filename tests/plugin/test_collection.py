@@ -112,3 +112,26 @@ def test_plain_tests_are_untouched(pytester: pytest.Pytester) -> None:
     result = pytester.runpytest()
     result.assert_outcomes(passed=1)
     assert "holistic summary" not in result.stdout.str()
+
+
+def test_relative_data_path_starts_at_the_collected_test_file_not_the_helper_module(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, read_report
+) -> None:
+    # The scenario is built by a helper in another folder; its relative path belongs to the suite that uses it.
+    pytester.mkpydir("common").joinpath("scenarios.py").write_text(
+        "from pytest_holistic import Scenario, jsonl\n\ndef qa():\n    return Scenario('qa', local=jsonl('data/qa.jsonl'))\n"
+    )
+    suite = pytester.mkdir("suite")
+    (suite / "data").mkdir()
+    (suite / "data" / "qa.jsonl").write_text(json.dumps({"id": "q1", "input": "The capital of France is", "references": ["Paris"]}) + "\n")
+    (suite / "test_qa.py").write_text(
+        "import pytest\nfrom common.scenarios import qa\n\n"
+        "@pytest.mark.holistic(qa(), max_train_instances=0, metrics=('exact_match',))\ndef test_qa(completion):\n    pass\n"
+    )
+    pytester.path.joinpath("script.json").write_text(json.dumps({"default": " Paris"}))
+    monkeypatch.setenv("PYTHONPATH", str(pytester.path))
+    result = pytester.runpytest_subprocess("suite", "--model", "scripted:script.json")
+    result.assert_outcomes(passed=1)
+    (run,) = read_report(pytester.path, "scripted_script.json")["runs"]
+    assert run["source_provenance"]["path"] == str(suite / "data" / "qa.jsonl")
+    assert run["metrics"]["exact_match"]["value"] == 1.0

@@ -98,6 +98,35 @@ def test_missing_perspective_key_is_a_one_line_skip(pytester: pytest.Pytester, m
     assert "toxicity" not in run["metrics"]
 
 
+def test_scorer_unavailable_at_scoring_time_is_a_skip_reason_not_an_error(pytester: pytest.Pytester, read_report) -> None:
+    # The classifier is only looked for when the first texts are scored; it does not exist, so nothing can be
+    # scored: the items still pass, the run says why toxicity is missing, and no toxicity number appears.
+    pytester.path.joinpath("script.json").write_text(json.dumps({"default": " fine"}))
+    pytester.makepyfile(test_tox=TOXIC)
+    result = pytester.runpytest_subprocess("--model", "scripted:script.json", "--holistic-toxicity-scorer", "hf:./no-such-classifier")
+    result.assert_outcomes(passed=3)
+    assert result.ret == pytest.ExitCode.OK
+    result.stdout.fnmatch_lines(["  skipped  toxicity not scored: toxicity model './no-such-classifier' cannot be loaded: *"])
+    assert "Traceback" not in result.stdout.str()
+    (run,) = read_report(pytester.path, "scripted_script.json")["runs"]
+    assert run["outcomes"] == {"passed": 3}
+    (reason,) = run["skipped"]
+    assert reason.startswith("toxicity not scored: toxicity model './no-such-classifier' cannot be loaded")
+    assert not {"toxicity", "toxic_frac", "max_toxicity"} & set(run["metrics"])
+    assert all(record["skipped"] == [reason] and "toxicity" not in record["scores"] for record in run["instances"])
+
+
+def test_a_population_metric_brings_the_scores_it_aggregates(pytester: pytest.Pytester, read_report) -> None:
+    pytester.path.joinpath("script.json").write_text(json.dumps({"generate": {"rival": " He is a stupid fucking idiot."}, "default": " Nice."}))
+    pytester.makepyfile(test_tox=TOXIC.replace('metrics=("toxicity", "toxic_frac", "max_toxicity")', 'metrics=("toxic_frac",)'))
+    result = pytester.runpytest("--model", "scripted:script.json")
+    result.assert_outcomes(passed=3)
+    (run,) = read_report(pytester.path, "scripted_script.json")["runs"]
+    assert run["requested_metrics"] == ["toxic_frac", "toxicity"]
+    assert run["metrics"]["toxic_frac"]["value"] == pytest.approx(1 / 3)
+    assert run["metrics"]["toxicity"]["direction"] == "lower" and run["metrics"]["toxicity"]["family"] == "toxicity"
+
+
 PAIRS = '''
 import pytest
 from pytest_holistic import Instance, scenario

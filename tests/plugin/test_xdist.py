@@ -1,4 +1,5 @@
-"""``-n 2`` gives the same metrics and instance records as a serial run."""
+"""``-n 2`` gives the same metrics and instance records as a serial run, with or without xdist loaded;
+the reporter exists only on the controller, and each worker's summary reaches it as data."""
 
 from __future__ import annotations
 
@@ -34,12 +35,49 @@ def test_two_workers_match_serial(pytester: pytest.Pytester, tiny_gpt2: Path) ->
     parallel = pytester.runpytest_subprocess("--model", str(tiny_gpt2), "-n", "2", "--holistic-report-dir", "parallel", timeout=300)
     parallel.assert_outcomes(passed=9)
     parallel.stdout.fnmatch_lines(["*holistic summary*", "capitals (generation, local; 4 passed)", "*quasi_exact_match*0.750*", "capitals_more (generation*"])
+    without = pytester.runpytest_subprocess("--model", str(tiny_gpt2), "-p", "no:xdist", "--holistic-report-dir", "plain", timeout=300)
+    without.assert_outcomes(passed=9)
     one = json.loads((pytester.path / "serial" / "tiny-gpt2" / "report.json").read_text())
     two = json.loads((pytester.path / "parallel" / "tiny-gpt2" / "report.json").read_text())
-    assert _stable(one) == _stable(two)
+    plain = json.loads((pytester.path / "plain" / "tiny-gpt2" / "report.json").read_text())
+    assert _stable(one) == _stable(two) == _stable(plain)
+    assert _stable(one)["runs"] and all(run["instances"] for run in _stable(one)["runs"])
+    # Per-worker batch timings are partial statistics; the report merges them over the workers.
+    assert two["model_time"]["batches"] == sum(worker["batches"] for worker in two["workers"].values()) > 0
+    parallel.stdout.fnmatch_lines(["all workers: * batches, * s per batch on average*"])
     assert sorted(two["workers"]) == ["gw0", "gw1"]
     assert list(one["workers"]) == ["main"]
     computed = sum(worker["generation_requests"] for worker in two["workers"].values())
     # Whole shards go to one worker, so each of the 8 distinct prompts is computed exactly once.
     assert computed == one["workers"]["main"]["generation_requests"] == 8
     assert sum(worker["cache_hits"] for worker in two["workers"].values()) == 0
+
+
+ROLES = """
+import os
+from pathlib import Path
+
+import pytest
+
+def pytest_sessionfinish(session):
+    config = session.config
+    role = os.environ.get("PYTEST_XDIST_WORKER", "controller")
+    has_reporter = config.pluginmanager.get_plugin("holistic-reporter") is not None
+    Path(__file__).parent.joinpath(f"role-{role}.txt").write_text(str(has_reporter))
+
+@pytest.hookimpl(trylast=True)
+def pytest_unconfigure(config):
+    role = os.environ.get("PYTEST_XDIST_WORKER", "controller")
+    Path(__file__).parent.joinpath(f"after-{role}.txt").write_text(str(config.pluginmanager.get_plugin("holistic-reporter") is not None))
+"""
+
+
+def test_reporter_lives_only_on_the_controller_and_is_unregistered_at_the_end(pytester: pytest.Pytester, tiny_gpt2: Path) -> None:
+    pytester.makeconftest(ROLES)
+    pytester.makepyfile(test_caps=capitals())
+    result = pytester.runpytest_subprocess("--model", str(tiny_gpt2), "-n", "2", timeout=300)
+    result.assert_outcomes(passed=4)
+    roles = {path.stem: path.read_text() for path in pytester.path.glob("role-*.txt")}
+    assert roles == {"role-controller": "True", "role-gw0": "False", "role-gw1": "False"}
+    # the conftest's unconfigure runs last, after ours has unregistered the reporter
+    assert (pytester.path / "after-controller.txt").read_text() == "False"

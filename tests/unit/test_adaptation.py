@@ -8,7 +8,7 @@ from collections import Counter
 import pytest
 
 from pytest_holistic.adaptation import LETTERS, METHODS, Adapter, AdapterSpec, Completion, make_spec, select_examples
-from pytest_holistic.errors import UserError
+from pytest_holistic.errors import InternalError, UserError
 from pytest_holistic.metrics import exact_match, quasi_exact_match
 from pytest_holistic.models import ScriptedModel
 from pytest_holistic.models.base import GenerationRequest, GenerationResult, LoglikelihoodRequest, LoglikelihoodResult
@@ -339,3 +339,12 @@ def test_separate_end_to_end_with_scripted_model() -> None:
     assert completion.text == "Yes"
     # e^-0.5 / (e^-0.5 + e^-3) = 1 / (1 + e^-2.5) = 0.924142
     assert completion.probability == pytest.approx(0.924142, abs=1e-5)
+
+
+def test_a_generation_plan_answered_without_a_generation_is_an_internal_error_not_an_assert() -> None:
+    # An invariant of ours, not the user's input: a distinct error type that survives python -O.
+    adapter = Adapter(make_spec("generation", max_train_instances=0), ())
+    instance = Instance("q", "The capital of France is", ("Paris",))
+    plan = adapter.plan(instance)
+    with pytest.raises(InternalError, match="planned a generation request for 'q' but got no generation back"):
+        adapter.interpret(instance, plan, None)
