@@ -163,15 +163,17 @@ class WorkerSide:
         if ITEM_WORK not in item.stash:
             pytest.fail("the `completion` fixture only exists in tests marked @pytest.mark.holistic(scenario)", pytrace=False)
         if ITEM_ANSWER not in item.stash:
+            failure: str | None = None
             try:
                 item.stash[ITEM_ANSWER] = self.executor.answer_for(item.nodeid)
             except InternalError:
                 raise  # our bug: the traceback is what a report needs
             except ModelLoadError as error:
-                request.session.shouldstop = f"pytest-holistic: {error}"
-                pytest.fail(f"pytest-holistic: {error}", pytrace=False)
+                failure = request.session.shouldstop = f"pytest-holistic: {error}"
             except HolisticError as error:
-                pytest.fail(f"pytest-holistic: {error}", pytrace=False)
+                failure = f"pytest-holistic: {error}"
+            if failure is not None:  # failed outside the except block, so the message is not chained to the error
+                pytest.fail(failure, pytrace=False)
         return item.stash[ITEM_ANSWER]
 
     def attach_record(self, item: pytest.Item, report: pytest.TestReport) -> None:

@@ -58,17 +58,28 @@ import os
 from pathlib import Path
 
 import pytest
+from pytest_holistic._roles import WORKER_SIDE
+
+HELD = []  # keeps the worker side alive, so only an explicit close (not garbage collection) can close the cache
+
+def _open_cache_files():
+    fds = Path("/proc/self/fd")
+    return sum("responses.sqlite" in os.path.realpath(fd) for fd in fds.iterdir()) if fds.is_dir() else 0
 
 def pytest_sessionfinish(session):
     config = session.config
     role = os.environ.get("PYTEST_XDIST_WORKER", "controller")
     has_reporter = config.pluginmanager.get_plugin("holistic-reporter") is not None
     Path(__file__).parent.joinpath(f"role-{role}.txt").write_text(str(has_reporter))
+    Path(__file__).parent.joinpath(f"open-{role}.txt").write_text(str(_open_cache_files()))
+    HELD.append(config.stash[WORKER_SIDE])
 
 @pytest.hookimpl(trylast=True)
 def pytest_unconfigure(config):
     role = os.environ.get("PYTEST_XDIST_WORKER", "controller")
-    Path(__file__).parent.joinpath(f"after-{role}.txt").write_text(str(config.pluginmanager.get_plugin("holistic-reporter") is not None))
+    here = Path(__file__).parent
+    here.joinpath(f"after-{role}.txt").write_text(str(config.pluginmanager.get_plugin("holistic-reporter") is not None))
+    here.joinpath(f"closed-{role}.txt").write_text(str(_open_cache_files()))
 """
 
 
@@ -79,5 +90,8 @@ def test_reporter_lives_only_on_the_controller_and_is_unregistered_at_the_end(py
     result.assert_outcomes(passed=4)
     roles = {path.stem: path.read_text() for path in pytester.path.glob("role-*.txt")}
     assert roles == {"role-controller": "True", "role-gw0": "False", "role-gw1": "False"}
-    # the conftest's unconfigure runs last, after ours has unregistered the reporter
+    # the conftest's last unconfigure runs after ours, which unregistered the reporter
     assert (pytester.path / "after-controller.txt").read_text() == "False"
+    # the worker that ran the shard had the response cache open at the end of the session; our unconfigure closed it
+    assert max(int((pytester.path / f"open-{worker}.txt").read_text()) for worker in ("gw0", "gw1")) >= 1
+    assert [(pytester.path / f"closed-{worker}.txt").read_text() for worker in ("gw0", "gw1")] == ["0", "0"]
