@@ -1,8 +1,8 @@
 """Metrics: pure functions plus metadata (name, family, direction, bounds, inputs, citation), in three registries.
 
 ``BUILTIN`` (looked up with :func:`lookup`) holds the *instance-level* metrics: ``f(prediction,
-references) -> Score``, the maximum over the correct references, averaged over instances by a mergeable
-``Stat``. Suites name them in ``@pytest.mark.holistic(metrics=...)`` and the plugin calls them per item.
+references) -> Score``, the maximum over the correct references, averaged over the run's instances.
+Suites name them in ``@pytest.mark.holistic(metrics=...)`` and the plugin calls them per item.
 
 ``POPULATION`` (looked up with :func:`lookup_population`) holds the *population-level* metrics: functions
 of whole-scenario arrays that do not decompose into a mean of per-instance scores (ECE, balanced

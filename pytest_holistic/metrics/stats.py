@@ -2,7 +2,9 @@
 
 ``Stat`` keeps count, mean and the sum of squared deviations (Welford; Chan et al. for merging) rather
 than raw sums of squares, which lose all precision when values are large and close together, so
-per-worker partials combine to the serial answer.
+per-worker partials combine to the serial answer (the report merges each worker's per-batch model time).
+Scenario metrics are computed on the controller from every record instead, because their bootstrap
+intervals and the population metrics need the values themselves, not a summary.
 
 ``bootstrap_interval`` resamples instances with replacement (Efron 1979; percentile method) for any
 scenario-level statistic, e.g. ECE or balanced accuracy, where no closed-form interval exists.
