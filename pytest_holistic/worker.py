@@ -22,7 +22,6 @@ from ._roles import ITEM_ANSWER, ITEM_SCORES, ITEM_WORK, is_worker
 from .errors import HolisticError, InternalError, ModelLoadError, UserError
 from .execution import Answer, Executor, Scorers, Work
 from .metrics.base import Score
-from .models.base import ModelInfo
 from .models.cache import ResponseCache
 from .models.cached import CachedModel
 from .models.registry import Backend, resolve_backend
@@ -184,7 +183,7 @@ class WorkerSide:
         report.holistic_record = self.record(item, work, report).to_data()  # type: ignore[attr-defined]
         if work.run.key not in self._announced:
             self._announced.add(work.run.key)
-            report.holistic_run = RunHeader(work.run.info, self.model_info()).to_data()  # type: ignore[attr-defined]
+            report.holistic_run = RunHeader(work.run.info, self.model.known_info).to_data()  # type: ignore[attr-defined]
 
     def record(self, item: pytest.Item, work: Work, report: pytest.TestReport) -> ItemRecord:
         answer = item.stash.get(ITEM_ANSWER, None)
@@ -213,15 +212,6 @@ class WorkerSide:
 
     # -- the end ------------------------------------------------------------------------------------
 
-    def model_info(self) -> ModelInfo | None:
-        """The loaded model's info, else its identity; None when neither is known without failing."""
-        if self.model.loaded:
-            return self.model.info
-        try:
-            return self.model.identity
-        except HolisticError:
-            return None
-
     def summary(self) -> WorkerSummary | None:
         """What this process computed; None for a plain process that did no model work (the xdist controller).
 
@@ -230,7 +220,7 @@ class WorkerSide:
         if not (is_worker(self.config) or self.executor.has_work or self.model.touched):
             return None
         stats = self.model.stats
-        info = self.model_info()
+        info = self.model.known_info
         details = info.details if info is not None else {}
         return WorkerSummary(
             worker=self.name,

@@ -119,6 +119,13 @@ class CachedModel(BatchStreaming):
             return self._model.info
         return self.identity or self.model.info
 
+    @property
+    def known_info(self) -> ModelInfo | None:
+        """What is already known about the model (loaded info, else identity) without computing anything."""
+        if self._model is not None:
+            return self._model.info
+        return self._identity
+
     def _cache_identity(self) -> ModelInfo | None:
         """The identity results are keyed under, or None when nothing may be cached."""
         if self.cache is None:
