@@ -6,10 +6,10 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-if TYPE_CHECKING:
-    from .execution import Answer, Work
-    from .report.reporter import Reporter
-    from .worker import WorkerSide
+if TYPE_CHECKING:  # named in the stash keys' type arguments below; importing them at run time would be circular
+    from .execution import Answer, Work  # noqa: F401
+    from .report.reporter import Reporter  # noqa: F401
+    from .worker import WorkerSide  # noqa: F401
 
 WORKER_SIDE = pytest.StashKey["WorkerSide"]()
 REPORTER = pytest.StashKey["Reporter"]()

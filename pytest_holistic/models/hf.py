@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ModelLoadError, ModelOutputError
-from .base import GenerationRequest, GenerationResult, LoglikelihoodRequest, LoglikelihoodResult, BatchStreaming, ModelInfo, ModelOptions
+from .base import BatchStreaming, GenerationRequest, GenerationResult, LoglikelihoodRequest, LoglikelihoodResult, ModelInfo, ModelOptions
 
 
 def _chunks(items: Sequence[int], size: int) -> Iterator[Sequence[int]]:

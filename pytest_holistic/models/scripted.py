@@ -13,7 +13,6 @@ import json
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any
 
 from ..errors import ModelLoadError
 from .base import BatchStreaming, GenerationRequest, GenerationResult, LoglikelihoodRequest, LoglikelihoodResult, ModelInfo, ModelOptions

@@ -16,7 +16,6 @@ from __future__ import annotations
 import json
 import sqlite3
 from contextlib import closing
-from pathlib import Path
 from typing import Any
 
 # The report's bootstrap imports numpy. Import it here, not first inside an in-process run: pytester unloads the
@@ -30,7 +29,6 @@ from tests.plugin.suites import capitals
 # suite's wrong Egypt reference wants), counts its loads in ``loads.txt`` and derives its identity from the
 # spec's ending: ``...unknown`` cannot identify itself, ``...norev`` has no revision.
 BACKEND = '''
-from pathlib import Path
 
 from pytest_holistic import LoglikelihoodResult, GenerationResult, ModelInfo
 from pytest_holistic.models import BatchStreaming
