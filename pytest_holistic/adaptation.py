@@ -188,7 +188,9 @@ class Adapter:
         prompt = (self._preamble + self._question(instance)).rstrip(" ")
         if spec.method == "multiple_choice_separate":
             space = "" if not prompt or prompt.endswith("\n") else " "
-            return Plan(prompt, loglikelihood=tuple(LoglikelihoodRequest(prompt, space + text.strip()) for text in instance.choices))
+            return Plan(
+                prompt, loglikelihood=tuple(LoglikelihoodRequest(prompt, space + text.strip()) for text in instance.choices)
+            )
         return Plan(prompt, generation=GenerationRequest(prompt, spec.max_tokens, spec.stop, 0.0, spec.seed))
 
     def interpret(

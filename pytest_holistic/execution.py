@@ -160,7 +160,9 @@ class Executor:
             if plan is None:
                 continue
             generation = generated[plan.generation] if plan.generation is not None else None
-            completions[work.nodeid] = work.run.adapter.interpret(work.instance, plan, generation, [scored[r] for r in plan.loglikelihood])
+            completions[work.nodeid] = work.run.adapter.interpret(
+                work.instance, plan, generation, [scored[r] for r in plan.loglikelihood]
+            )
         answered = [work for work in pending if work.nodeid in completions]
         for nodeid, answer in self._score(answered, completions).items():
             self._results[nodeid] = answer
@@ -186,7 +188,9 @@ class Executor:
                     raise scorer
                 values = scorer.score([completions[work.nodeid].text for work in members])
                 if len(values) != len(members):
-                    raise ModelOutputError(f"{name} scorer {scorer.name!r} returned {len(values)} scores for {len(members)} texts")
+                    raise ModelOutputError(
+                        f"{name} scorer {scorer.name!r} returned {len(values)} scores for {len(members)} texts"
+                    )
             except ScorerUnavailable as reason:
                 for work in members:
                     skipped[work.nodeid].append(f"{name} not scored: {reason}")

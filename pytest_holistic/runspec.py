@@ -133,14 +133,18 @@ def _check_column(info: MetricInfo, column: Any, method: str) -> None:
         return
     producers = [name for name, produced in COLUMNS.items() if column in produced]
     if not producers:
-        raise UserError(f"metric {info.name!r} needs {column.value}, which no pytest-holistic adapter produces yet; remove it from metrics=")
+        raise UserError(
+            f"metric {info.name!r} needs {column.value}, which no pytest-holistic adapter produces yet; remove it from metrics="
+        )
     raise UserError(
         f"metric {info.name!r} needs {column.value}, which adapter {method!r} does not produce; "
         f"use adapter={' or '.join(repr(name) for name in producers)}"
     )
 
 
-def build_run(key: str, args: tuple[Any, ...], kwargs: Mapping[str, Any], source: str, max_instances: int | None, base: Path) -> RunSpec:
+def build_run(
+    key: str, args: tuple[Any, ...], kwargs: Mapping[str, Any], source: str, max_instances: int | None, base: Path
+) -> RunSpec:
     """Validate the marker's arguments and load the scenario; every problem is a one-line UserError.
 
     ``base`` is the folder of the test file pytest collected: relative data paths start there.
@@ -186,5 +190,7 @@ def _names(value: Any, what: str, key: str) -> tuple[str, ...]:
     try:
         names = tuple(value)
     except TypeError:
-        raise UserError(f"@pytest.mark.holistic on {key}: {what}= must be a string or a tuple of strings, got {value!r}") from None
+        raise UserError(
+            f"@pytest.mark.holistic on {key}: {what}= must be a string or a tuple of strings, got {value!r}"
+        ) from None
     return names

@@ -20,31 +20,91 @@ DEFAULT_MODEL = "smollm2-135m"
 
 def add_options(parser: pytest.Parser) -> None:
     group = parser.getgroup("holistic", "holistic language-model evaluation")
-    group.addoption("--model", "--holistic-model", dest="holistic_model", default=None, metavar="NAME_OR_PATH",
-                    help=f"model to evaluate: a hub name (gpt2-large), a local folder, scripted:PATH, or {DEFAULT_MODEL} (default)")
-    group.addoption("--holistic-gate", dest="holistic_gates", action="append", default=[], metavar="EXPR",
-                    help="scenario-level threshold '[scenario:]metric OP number', e.g. 'boolq:quasi_exact_match>=0.6' (repeatable)")
-    group.addoption("--holistic-report-dir", dest="holistic_report_dir", default=None, metavar="DIR",
-                    help="where report.json is written (default: ./reports)")
-    group.addoption("--holistic-source", dest="holistic_source", default=None, choices=SOURCES,
-                    help="read scenarios from their shipped files (local, default) or the real dataset on the hub")
-    group.addoption("--holistic-max-instances", dest="holistic_max_instances", type=int, default=None, metavar="N",
-                    help="evaluate at most N instances per scenario (seeded sample)")
-    group.addoption("--holistic-batch-size", dest="holistic_batch_size", default=None, metavar="N|auto",
-                    help="contexts (or prompts) per forward pass; auto: 8 on CPU, from free memory on GPU")
-    group.addoption("--holistic-cache-dir", dest="holistic_cache_dir", default=None, metavar="DIR",
-                    help="response cache shared by all workers (default: <report dir>/.cache); --cache-clear empties it")
-    group.addoption("--holistic-no-cache", dest="holistic_no_cache", action="store_true", default=False,
-                    help="neither read nor write the response cache")
-    group.addoption("--holistic-shard-size", dest="holistic_shard_size", type=int, default=None, metavar="N",
-                    help="items of one test function batched together and sent to one xdist worker (default 64)")
-    group.addoption("--holistic-toxicity-scorer", dest="holistic_toxicity_scorer", default=None, metavar="SCORER",
-                    help="profanity (offline default: alt-profanity-check), hf:NAME_OR_FOLDER (a text classifier), or perspective (PERSPECTIVE_API_KEY)")
+    group.addoption(
+        "--model",
+        "--holistic-model",
+        dest="holistic_model",
+        default=None,
+        metavar="NAME_OR_PATH",
+        help=f"model to evaluate: a hub name (gpt2-large), a local folder, scripted:PATH, or {DEFAULT_MODEL} (default)",
+    )
+    group.addoption(
+        "--holistic-gate",
+        dest="holistic_gates",
+        action="append",
+        default=[],
+        metavar="EXPR",
+        help="scenario-level threshold '[scenario:]metric OP number', e.g. 'boolq:quasi_exact_match>=0.6' (repeatable)",
+    )
+    group.addoption(
+        "--holistic-report-dir",
+        dest="holistic_report_dir",
+        default=None,
+        metavar="DIR",
+        help="where report.json is written (default: ./reports)",
+    )
+    group.addoption(
+        "--holistic-source",
+        dest="holistic_source",
+        default=None,
+        choices=SOURCES,
+        help="read scenarios from their shipped files (local, default) or the real dataset on the hub",
+    )
+    group.addoption(
+        "--holistic-max-instances",
+        dest="holistic_max_instances",
+        type=int,
+        default=None,
+        metavar="N",
+        help="evaluate at most N instances per scenario (seeded sample)",
+    )
+    group.addoption(
+        "--holistic-batch-size",
+        dest="holistic_batch_size",
+        default=None,
+        metavar="N|auto",
+        help="contexts (or prompts) per forward pass; auto: 8 on CPU, from free memory on GPU",
+    )
+    group.addoption(
+        "--holistic-cache-dir",
+        dest="holistic_cache_dir",
+        default=None,
+        metavar="DIR",
+        help="response cache shared by all workers (default: <report dir>/.cache); --cache-clear empties it",
+    )
+    group.addoption(
+        "--holistic-no-cache",
+        dest="holistic_no_cache",
+        action="store_true",
+        default=False,
+        help="neither read nor write the response cache",
+    )
+    group.addoption(
+        "--holistic-shard-size",
+        dest="holistic_shard_size",
+        type=int,
+        default=None,
+        metavar="N",
+        help="items of one test function batched together and sent to one xdist worker (default 64)",
+    )
+    group.addoption(
+        "--holistic-toxicity-scorer",
+        dest="holistic_toxicity_scorer",
+        default=None,
+        metavar="SCORER",
+        help="profanity (offline default: alt-profanity-check), hf:NAME_OR_FOLDER (a text classifier), "
+        "or perspective (PERSPECTIVE_API_KEY)",
+    )
     group.addoption("--holistic-device", dest="holistic_device", default=None, help="cpu, cuda, cuda:1 ... (default: auto)")
     group.addoption("--holistic-dtype", dest="holistic_dtype", default=None, help="auto, float32, bfloat16 or float16")
     group.addoption("--holistic-model-revision", dest="holistic_model_revision", default=None, help="hub revision of --model")
-    group.addoption("--holistic-trust-remote-code", dest="holistic_trust_remote_code", action="store_true", default=False,
-                    help="allow the model repository to run its own code (off unless asked)")
+    group.addoption(
+        "--holistic-trust-remote-code",
+        dest="holistic_trust_remote_code",
+        action="store_true",
+        default=False,
+        help="allow the model repository to run its own code (off unless asked)",
+    )
     parser.addini("holistic_model", "model to evaluate (see --model)", default=DEFAULT_MODEL)
     parser.addini("holistic_gates", "scenario-level thresholds, one per line", type="linelist", default=[])
     parser.addini("holistic_report_dir", "report folder, relative to the ini file (default: ./reports)", default="")
@@ -76,11 +136,15 @@ class Settings:
         source = option.holistic_source or config.getini("holistic_source")
         if source not in SOURCES:
             raise UserError(f"holistic_source = {source!r} is not one of {', '.join(SOURCES)}")
-        report_dir = _folder(config, option.holistic_report_dir, "holistic_report_dir") or config.invocation_params.dir / "reports"
+        report_dir = (
+            _folder(config, option.holistic_report_dir, "holistic_report_dir") or config.invocation_params.dir / "reports"
+        )
         batch_text = str(option.holistic_batch_size or config.getini("holistic_batch_size")).strip()
         batch_size = None if batch_text == "auto" else _positive(batch_text, "batch size")
-        cache_dir = None if option.holistic_no_cache else (
-            _folder(config, option.holistic_cache_dir, "holistic_cache_dir") or report_dir / ".cache"
+        cache_dir = (
+            None
+            if option.holistic_no_cache
+            else (_folder(config, option.holistic_cache_dir, "holistic_cache_dir") or report_dir / ".cache")
         )
         return cls(
             model=option.holistic_model or config.getini("holistic_model") or DEFAULT_MODEL,
@@ -95,9 +159,13 @@ class Settings:
             report_dir=report_dir,
             cache_dir=cache_dir,
             source=source,
-            max_instances=None if option.holistic_max_instances is None else _positive(option.holistic_max_instances, "max instances"),
+            max_instances=None
+            if option.holistic_max_instances is None
+            else _positive(option.holistic_max_instances, "max instances"),
             shard_size=_positive(option.holistic_shard_size or config.getini("holistic_shard_size"), "shard size"),
-            scorer_specs={TOXICITY.name: TOXICITY.check_spec(option.holistic_toxicity_scorer or config.getini("holistic_toxicity_scorer"))},
+            scorer_specs={
+                TOXICITY.name: TOXICITY.check_spec(option.holistic_toxicity_scorer or config.getini("holistic_toxicity_scorer"))
+            },
         )
 
 

@@ -30,7 +30,9 @@ from .runspec import RunSpec, build_run
 from .settings import Settings
 
 
-def worker_environment(worker_id: str, worker_count: int, environ: Mapping[str, str], gpus: Sequence[str] | None = None) -> dict[str, str]:
+def worker_environment(
+    worker_id: str, worker_count: int, environ: Mapping[str, str], gpus: Sequence[str] | None = None
+) -> dict[str, str]:
     """Environment for xdist worker ``gwN``: its own GPU and its share of the CPU threads.
 
     Worker *i* gets the *i*-th device of the outer ``CUDA_VISIBLE_DEVICES`` (or of the GPUs
@@ -131,7 +133,11 @@ class WorkerSide:
         settings = self.settings
         try:
             run = build_run(
-                metafunc.definition.nodeid, marker.args, marker.kwargs, settings.source, settings.max_instances,
+                metafunc.definition.nodeid,
+                marker.args,
+                marker.kwargs,
+                settings.source,
+                settings.max_instances,
                 Path(metafunc.definition.path).parent,
             )
         except UserError as error:
@@ -257,4 +263,6 @@ def prepare_worker(config: pytest.Config, settings: Settings) -> None:
     """Pin this xdist worker to its GPU and CPU share before torch or CUDA start."""
     workerinput = config.workerinput  # type: ignore[attr-defined]
     gpus = [] if settings.model_options.device == "cpu" or "CUDA_VISIBLE_DEVICES" in os.environ else visible_gpus()
-    os.environ.update(worker_environment(str(workerinput.get("workerid", "gw0")), int(workerinput.get("workercount", 1)), os.environ, gpus))
+    os.environ.update(
+        worker_environment(str(workerinput.get("workerid", "gw0")), int(workerinput.get("workercount", 1)), os.environ, gpus)
+    )

@@ -29,7 +29,19 @@ from typing import Any
 from ..errors import UserError
 from . import bias, calibration, classification, language_modeling, ranking, stereotyping, toxicity
 from .accuracy import exact_match, f1_score, normalize_text, prefix_exact_match, quasi_exact_match, quasi_prefix_exact_match
-from .base import FAMILIES, Column, Family, MetricInfo, MetricInputError, Score, ScoredMetric, Scorer, ScorerError, ScorerUnavailable, ScoresOf
+from .base import (
+    FAMILIES,
+    Column,
+    Family,
+    MetricInfo,
+    MetricInputError,
+    Score,
+    ScoredMetric,
+    Scorer,
+    ScorerError,
+    ScorerUnavailable,
+    ScoresOf,
+)
 from .bias import demographic_representation, group_counts_to_bias, stereotypical_associations
 from .bleu import bleu_1, bleu_4
 from .calibration import (

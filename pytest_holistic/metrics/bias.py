@@ -134,7 +134,9 @@ def _representation(category: Category) -> object:
     name = f"bias_representation_{category}"
     metric.__name__ = metric.__qualname__ = name
     metric.__doc__ = f"HELM bias_metric:mode=representation,demographic_category={category}."
-    return population_metric(name, direction="lower", bounds=(0.0, 1.0), citation=HELM_BIAS, family="bias", inputs=(Column.TEXT,))(metric)
+    return population_metric(
+        name, direction="lower", bounds=(0.0, 1.0), citation=HELM_BIAS, family="bias", inputs=(Column.TEXT,)
+    )(metric)
 
 
 def _associations(category: Category, target: Target) -> object:
@@ -144,7 +146,9 @@ def _associations(category: Category, target: Target) -> object:
     name = f"bias_associations_{category}_{target}"
     metric.__name__ = metric.__qualname__ = name
     metric.__doc__ = f"HELM bias_metric:mode=associations,demographic_category={category},target_category={target}."
-    return population_metric(name, direction="lower", bounds=(0.0, 1.0), citation=HELM_BIAS, family="bias", inputs=(Column.TEXT,))(metric)
+    return population_metric(
+        name, direction="lower", bounds=(0.0, 1.0), citation=HELM_BIAS, family="bias", inputs=(Column.TEXT,)
+    )(metric)
 
 
 REGISTERED = (

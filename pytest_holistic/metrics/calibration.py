@@ -94,13 +94,27 @@ def ece(confidences: Sequence[float], correct: Sequence[bool | int], bins: int =
     return _ece(conf, hits, bins, binning)
 
 
-@population_metric("ece_10_bin", direction="lower", bounds=(0.0, 1.0), citation=HELM_CALIBRATION, family="calibration", inputs=(Column.CONFIDENCE, Column.CORRECT))
+@population_metric(
+    "ece_10_bin",
+    direction="lower",
+    bounds=(0.0, 1.0),
+    citation=HELM_CALIBRATION,
+    family="calibration",
+    inputs=(Column.CONFIDENCE, Column.CORRECT),
+)
 def ece_10_bin(confidences: Sequence[float], correct: Sequence[bool | int]) -> float:
     """HELM's default ECE: 10 equal-mass bins (fewer when there are fewer than 10 instances)."""
     return ece(confidences, correct, 10)
 
 
-@population_metric("ece_1_bin", direction="lower", bounds=(0.0, 1.0), citation=HELM_CALIBRATION, family="calibration", inputs=(Column.CONFIDENCE, Column.CORRECT))
+@population_metric(
+    "ece_1_bin",
+    direction="lower",
+    bounds=(0.0, 1.0),
+    citation=HELM_CALIBRATION,
+    family="calibration",
+    inputs=(Column.CONFIDENCE, Column.CORRECT),
+)
 def ece_1_bin(confidences: Sequence[float], correct: Sequence[bool | int]) -> float:
     """``|mean(confidence) - accuracy|``: overall over- or under-confidence."""
     return ece(confidences, correct, 1)
@@ -134,7 +148,12 @@ def selective_accuracy(confidences: Sequence[float], correct: Sequence[bool | in
 
 
 @population_metric(
-    "selective_acc_at_10", direction="higher", bounds=(0.0, 1.0), citation=HELM_CALIBRATION, family="calibration", inputs=(Column.CONFIDENCE, Column.CORRECT)
+    "selective_acc_at_10",
+    direction="higher",
+    bounds=(0.0, 1.0),
+    citation=HELM_CALIBRATION,
+    family="calibration",
+    inputs=(Column.CONFIDENCE, Column.CORRECT),
 )
 def selective_acc_at_10(confidences: Sequence[float], correct: Sequence[bool | int]) -> float:
     """Selective accuracy at coverage 0.1 (HELM's ``selective_acc@10``, up to its off-by-one)."""
@@ -142,7 +161,12 @@ def selective_acc_at_10(confidences: Sequence[float], correct: Sequence[bool | i
 
 
 @population_metric(
-    "selective_cov_acc_area", direction="higher", bounds=(0.0, 1.0), citation=HELM_CALIBRATION, family="calibration", inputs=(Column.CONFIDENCE, Column.CORRECT)
+    "selective_cov_acc_area",
+    direction="higher",
+    bounds=(0.0, 1.0),
+    citation=HELM_CALIBRATION,
+    family="calibration",
+    inputs=(Column.CONFIDENCE, Column.CORRECT),
 )
 def coverage_accuracy_area(confidences: Sequence[float], correct: Sequence[bool | int]) -> float:
     """Area under the coverage-accuracy curve: mean selective accuracy over coverages k/N, k = 1..N."""
@@ -189,7 +213,12 @@ def platt_ece(confidences: Sequence[float], correct: Sequence[bool | int], bins:
 
 
 @population_metric(
-    "platt_ece_10_bin", direction="lower", bounds=(0.0, 1.0), citation=HELM_CALIBRATION, family="calibration", inputs=(Column.CONFIDENCE, Column.CORRECT)
+    "platt_ece_10_bin",
+    direction="lower",
+    bounds=(0.0, 1.0),
+    citation=HELM_CALIBRATION,
+    family="calibration",
+    inputs=(Column.CONFIDENCE, Column.CORRECT),
 )
 def platt_ece_10_bin(confidences: Sequence[float], correct: Sequence[bool | int]) -> float:
     """``ece_10_bin`` after Platt scaling: the miscalibration a monotone rescaling cannot fix."""
@@ -197,7 +226,12 @@ def platt_ece_10_bin(confidences: Sequence[float], correct: Sequence[bool | int]
 
 
 @population_metric(
-    "platt_ece_1_bin", direction="lower", bounds=(0.0, 1.0), citation=HELM_CALIBRATION, family="calibration", inputs=(Column.CONFIDENCE, Column.CORRECT)
+    "platt_ece_1_bin",
+    direction="lower",
+    bounds=(0.0, 1.0),
+    citation=HELM_CALIBRATION,
+    family="calibration",
+    inputs=(Column.CONFIDENCE, Column.CORRECT),
 )
 def platt_ece_1_bin(confidences: Sequence[float], correct: Sequence[bool | int]) -> float:
     """``ece_1_bin`` after Platt scaling (close to 0 by construction of the logistic fit)."""

@@ -94,14 +94,28 @@ def _score(
     return _average(per_label, support, average, metric)
 
 
-@population_metric("classification_accuracy", direction="higher", bounds=(0.0, 1.0), citation=FMEVAL, family="accuracy", inputs=(Column.GOLD_LABEL, Column.PREDICTED_LABEL))
+@population_metric(
+    "classification_accuracy",
+    direction="higher",
+    bounds=(0.0, 1.0),
+    citation=FMEVAL,
+    family="accuracy",
+    inputs=(Column.GOLD_LABEL, Column.PREDICTED_LABEL),
+)
 def classification_accuracy(y_true: Sequence[Hashable], y_pred: Sequence[Hashable]) -> float:
     """Fraction of instances whose predicted label equals the true label."""
     n = same_length("classification_accuracy", y_true=y_true, y_pred=y_pred)
     return sum(t == p for t, p in zip(y_true, y_pred, strict=True)) / n
 
 
-@population_metric("balanced_accuracy", direction="higher", bounds=(0.0, 1.0), citation=FMEVAL, family="accuracy", inputs=(Column.GOLD_LABEL, Column.PREDICTED_LABEL))
+@population_metric(
+    "balanced_accuracy",
+    direction="higher",
+    bounds=(0.0, 1.0),
+    citation=FMEVAL,
+    family="accuracy",
+    inputs=(Column.GOLD_LABEL, Column.PREDICTED_LABEL),
+)
 def balanced_accuracy(y_true: Sequence[Hashable], y_pred: Sequence[Hashable]) -> float:
     """Mean per-class recall over the classes that occur in ``y_true``: a majority-class guesser scores 1/k."""
     _, hits, _, true = _counts("balanced_accuracy", y_true, y_pred, None)
@@ -151,7 +165,12 @@ def _registered(kind: str, average: Average) -> object:
     metric.__name__ = metric.__qualname__ = f"{kind}_{average}"
     metric.__doc__ = f"{kind} with average={average!r} over the labels seen in y_true or y_pred."
     return population_metric(
-        f"{kind}_{average}", direction="higher", bounds=(0.0, 1.0), citation=FMEVAL, family="accuracy", inputs=(Column.GOLD_LABEL, Column.PREDICTED_LABEL)
+        f"{kind}_{average}",
+        direction="higher",
+        bounds=(0.0, 1.0),
+        citation=FMEVAL,
+        family="accuracy",
+        inputs=(Column.GOLD_LABEL, Column.PREDICTED_LABEL),
     )(metric)
 
 
@@ -159,7 +178,12 @@ AVERAGED = tuple(_registered(kind, average) for kind in ("precision", "recall", 
 
 
 @population_metric(
-    "relative_improvement", direction="higher", bounds=(-100.0, float("inf")), citation=CATWALK, family="accuracy", inputs=(Column.CORRECT, Column.NUM_CHOICES)
+    "relative_improvement",
+    direction="higher",
+    bounds=(-100.0, float("inf")),
+    citation=CATWALK,
+    family="accuracy",
+    inputs=(Column.CORRECT, Column.NUM_CHOICES),
 )
 def relative_improvement(correct: Sequence[bool | int], num_choices: int | Sequence[int]) -> float:
     """Catwalk's accuracy gain over chance, in percent: ``100 * (acc - b) / b``.

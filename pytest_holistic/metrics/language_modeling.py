@@ -43,14 +43,28 @@ def _totals(metric: str, logprob: float | Sequence[float], count: float | Sequen
     return total_logprob, total_count
 
 
-@population_metric("bits_per_byte", direction="lower", bounds=(0.0, math.inf), citation=HELM_LM, family="accuracy", inputs=(Column.DOCUMENT_LOGPROB, Column.NUM_BYTES))
+@population_metric(
+    "bits_per_byte",
+    direction="lower",
+    bounds=(0.0, math.inf),
+    citation=HELM_LM,
+    family="accuracy",
+    inputs=(Column.DOCUMENT_LOGPROB, Column.NUM_BYTES),
+)
 def bits_per_byte(logprob: float | Sequence[float], num_bytes: float | Sequence[float]) -> float:
     """Negative total log-likelihood in bits per UTF-8 byte of the scored text."""
     total_logprob, total_bytes = _totals("bits_per_byte", logprob, num_bytes, "bytes")
     return -total_logprob / (total_bytes * math.log(2))
 
 
-@population_metric("perplexity", direction="lower", bounds=(1.0, math.inf), citation=HELM_LM, family="accuracy", inputs=(Column.DOCUMENT_LOGPROB, Column.NUM_TOKENS))
+@population_metric(
+    "perplexity",
+    direction="lower",
+    bounds=(1.0, math.inf),
+    citation=HELM_LM,
+    family="accuracy",
+    inputs=(Column.DOCUMENT_LOGPROB, Column.NUM_TOKENS),
+)
 def perplexity(logprob: float | Sequence[float], num_units: float | Sequence[float]) -> float:
     """``exp`` of the mean negative log-likelihood per unit (token, word or byte: whatever is counted)."""
     total_logprob, total_units = _totals("perplexity", logprob, num_units, "units")

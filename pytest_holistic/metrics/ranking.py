@@ -59,14 +59,18 @@ def _queries(metric: str, queries: Sequence[Sequence[float]]) -> None:
         raise MetricInputError(f"{metric}: needs at least one query, got none")
 
 
-@population_metric("rr_at_10", direction="higher", bounds=(0.0, 1.0), citation=MS_MARCO, family="accuracy", inputs=(Column.RANKED_RELEVANCES,))
+@population_metric(
+    "rr_at_10", direction="higher", bounds=(0.0, 1.0), citation=MS_MARCO, family="accuracy", inputs=(Column.RANKED_RELEVANCES,)
+)
 def mean_reciprocal_rank(queries: Sequence[Sequence[float]], k: int = 10) -> float:
     """MRR@k: the mean of ``reciprocal_rank`` over queries (HELM's ``RR@10`` for k = 10)."""
     _queries("mean_reciprocal_rank", queries)
     return sum(reciprocal_rank(query, k) for query in queries) / len(queries)
 
 
-@population_metric("ndcg_at_10", direction="higher", bounds=(0.0, 1.0), citation=MS_MARCO, family="accuracy", inputs=(Column.RANKED_RELEVANCES,))
+@population_metric(
+    "ndcg_at_10", direction="higher", bounds=(0.0, 1.0), citation=MS_MARCO, family="accuracy", inputs=(Column.RANKED_RELEVANCES,)
+)
 def mean_ndcg(queries: Sequence[Sequence[float]], k: int = 10, ideals: Sequence[Sequence[float]] | None = None) -> float:
     """The mean of ``ndcg`` over queries (HELM's ``NDCG@10`` for k = 10); ``ideals`` holds each query's judgments."""
     _queries("mean_ndcg", queries)

@@ -41,7 +41,8 @@ def is_biased(logprobs_more: Sequence[float], logprobs_less: Sequence[float]) ->
     optimum=0.5,
     bounds=(0.0, 1.0),
     citation=FMEVAL_STEREOTYPING,
-    family="bias", inputs=(Column.LOGPROB_MORE, Column.LOGPROB_LESS),
+    family="bias",
+    inputs=(Column.LOGPROB_MORE, Column.LOGPROB_LESS),
 )
 def prompt_stereotyping(logprobs_more: Sequence[float], logprobs_less: Sequence[float]) -> float:
     """Fraction of pairs where the more stereotypical sentence is more likely (optimum 0.5)."""
@@ -55,7 +56,8 @@ def prompt_stereotyping(logprobs_more: Sequence[float], logprobs_less: Sequence[
     optimum=0.0,
     bounds=(-math.inf, math.inf),
     citation=FMEVAL_STEREOTYPING,
-    family="bias", inputs=(Column.LOGPROB_MORE, Column.LOGPROB_LESS),
+    family="bias",
+    inputs=(Column.LOGPROB_MORE, Column.LOGPROB_LESS),
 )
 def mean_logprob_difference(logprobs_more: Sequence[float], logprobs_less: Sequence[float]) -> float:
     """Mean of ``log p(S_more) - log p(S_less)``: > 0 leans to the stereotype, < 0 away from it."""

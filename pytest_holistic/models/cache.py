@@ -20,7 +20,9 @@ from typing import Any
 
 from .base import GenerationRequest, GenerationResult, LoglikelihoodRequest, LoglikelihoodResult, ModelInfo
 
-SCHEMA = "CREATE TABLE IF NOT EXISTS responses (key TEXT PRIMARY KEY, kind TEXT NOT NULL, model TEXT NOT NULL, value TEXT NOT NULL)"
+SCHEMA = (
+    "CREATE TABLE IF NOT EXISTS responses (key TEXT PRIMARY KEY, kind TEXT NOT NULL, model TEXT NOT NULL, value TEXT NOT NULL)"
+)
 FILE_NAME = "responses.sqlite"
 _RESULT_TYPES: dict[str, Any] = {"generate": GenerationResult, "loglikelihood": LoglikelihoodResult}
 
@@ -81,7 +83,9 @@ class ResponseCache:
         def write() -> None:
             with self.connection:
                 self.connection.execute("BEGIN IMMEDIATE")  # take the write lock now (waits), not mid-transaction
-                self.connection.executemany("INSERT OR REPLACE INTO responses (key, kind, model, value) VALUES (?, ?, ?, ?)", values)
+                self.connection.executemany(
+                    "INSERT OR REPLACE INTO responses (key, kind, model, value) VALUES (?, ?, ?, ?)", values
+                )
 
         _retry(write)
 

@@ -181,7 +181,9 @@ class CachedModel(BatchStreaming):
             self._commit(kind, [(keys[request], result) for request, result in pairs if request in keys], identity)
             yield expand(pairs)
         if len(answered) < len(missing):
-            raise ModelOutputError(f"the model returned no result for {len(missing) - len(answered)} of {len(missing)} {kind} requests")
+            raise ModelOutputError(
+                f"the model returned no result for {len(missing) - len(answered)} of {len(missing)} {kind} requests"
+            )
 
     def _commit(self, kind: str, rows: list[tuple[str, Any]], identity: ModelInfo | None) -> None:
         if rows and self.cache is not None and identity is not None:

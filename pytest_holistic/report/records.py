@@ -23,7 +23,9 @@ Outcome = Literal["passed", "failed", "skipped", "error"]
 
 def _instance_from_data(data: Mapping[str, Any]) -> Instance:
     references = tuple(Reference(str(r["text"]), bool(r["correct"])) for r in data["references"])
-    return Instance(str(data["id"]), str(data["input"]), references, str(data["split"]), data.get("group"), tuple(data.get("tags") or ()))
+    return Instance(
+        str(data["id"]), str(data["input"]), references, str(data["split"]), data.get("group"), tuple(data.get("tags") or ())
+    )
 
 
 def _completion_to_data(completion: Completion) -> dict[str, Any]:
@@ -221,5 +223,10 @@ class WorkerSummary:
         data = self.to_data()
         del data["model"], data["worker"]
         stat = self.batch_seconds
-        data["batch_seconds"] = {"n": stat.count, "mean": stat.mean, "min": stat.min if stat.count else math.nan, "max": stat.max if stat.count else math.nan}
+        data["batch_seconds"] = {
+            "n": stat.count,
+            "mean": stat.mean,
+            "min": stat.min if stat.count else math.nan,
+            "max": stat.max if stat.count else math.nan,
+        }
         return data

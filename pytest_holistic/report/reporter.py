@@ -109,8 +109,14 @@ class Reporter:
         ran = sorted({run.scenario for run in runs})
         for gate in self.gates:
             if gate.scenario is not None and gate.scenario not in ran:
-                message = f"gate {gate.expression}: scenario {gate.scenario!r} did not run (ran: {', '.join(ran)}); fix the scenario name"
-                judged.append((f"holistic::gate[{gate.expression}]", GateResult(gate, "", gate.scenario, False, math.nan, 0, (math.nan, math.nan), message)))
+                message = f"gate {gate.expression}: scenario {gate.scenario!r} did not run (ran: {', '.join(ran)}); "
+                message += "fix the scenario name"
+                judged.append(
+                    (
+                        f"holistic::gate[{gate.expression}]",
+                        GateResult(gate, "", gate.scenario, False, math.nan, 0, (math.nan, math.nan), message),
+                    )
+                )
         session.testscollected += len(judged)
         for nodeid, result in judged:
             self.gate_results.append(result)
@@ -148,7 +154,9 @@ class Reporter:
         return known[0] if known else None
 
     def results(self) -> Results:
-        return Results(self.model_spec, self.model_info(), self.ordered_runs(), list(self.gate_results), dict(self.workers), list(sys.argv))
+        return Results(
+            self.model_spec, self.model_info(), self.ordered_runs(), list(self.gate_results), dict(self.workers), list(sys.argv)
+        )
 
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         if not self.runs:

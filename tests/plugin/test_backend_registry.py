@@ -29,6 +29,7 @@ from tests.plugin.suites import capitals
 # suite's wrong Egypt reference wants), counts its loads in ``loads.txt`` and derives its identity from the
 # spec's ending: ``...unknown`` cannot identify itself, ``...norev`` has no revision.
 BACKEND = '''
+from pathlib import Path
 
 from pytest_holistic import LoglikelihoodResult, GenerationResult, ModelInfo
 from pytest_holistic.models import BatchStreaming
