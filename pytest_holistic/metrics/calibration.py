@@ -30,18 +30,32 @@ whether the prediction was right (``correct``: booleans or 0/1).
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
 from ._inputs import binary, finite_floats, same_length
-from .base import Column, MetricInputError, population_metric
+from .base import Column, Direction, F, MetricInputError, population_metric
 
 if TYPE_CHECKING:
     import numpy as np
 
 Binning = Literal["mass", "width"]
 HELM_CALIBRATION = "Liang et al. 2022 (HELM) §4.4; Kumar et al. 2019 (calibration); Platt 1999"
+
+
+def _calibration_metric(name: str, *, direction: Direction) -> Callable[[F], F]:
+    """A calibration metric over the probability of each answer and whether it is right."""
+    return population_metric(
+        name,
+        direction=direction,
+        bounds=(0.0, 1.0),
+        citation=HELM_CALIBRATION,
+        family="calibration",
+        inputs=(Column.CONFIDENCE, Column.CORRECT),
+    )
+
+
 PLATT_EPSILON = 1e-12
 
 
@@ -94,27 +108,13 @@ def ece(confidences: Sequence[float], correct: Sequence[bool | int], bins: int =
     return _ece(conf, hits, bins, binning)
 
 
-@population_metric(
-    "ece_10_bin",
-    direction="lower",
-    bounds=(0.0, 1.0),
-    citation=HELM_CALIBRATION,
-    family="calibration",
-    inputs=(Column.CONFIDENCE, Column.CORRECT),
-)
+@_calibration_metric("ece_10_bin", direction="lower")
 def ece_10_bin(confidences: Sequence[float], correct: Sequence[bool | int]) -> float:
     """HELM's default ECE: 10 equal-mass bins (fewer when there are fewer than 10 instances)."""
     return ece(confidences, correct, 10)
 
 
-@population_metric(
-    "ece_1_bin",
-    direction="lower",
-    bounds=(0.0, 1.0),
-    citation=HELM_CALIBRATION,
-    family="calibration",
-    inputs=(Column.CONFIDENCE, Column.CORRECT),
-)
+@_calibration_metric("ece_1_bin", direction="lower")
 def ece_1_bin(confidences: Sequence[float], correct: Sequence[bool | int]) -> float:
     """``|mean(confidence) - accuracy|``: overall over- or under-confidence."""
     return ece(confidences, correct, 1)
@@ -147,27 +147,13 @@ def selective_accuracy(confidences: Sequence[float], correct: Sequence[bool | in
     return float(_selective_accuracies(conf, hits)[covered(coverage, len(conf)) - 1])
 
 
-@population_metric(
-    "selective_acc_at_10",
-    direction="higher",
-    bounds=(0.0, 1.0),
-    citation=HELM_CALIBRATION,
-    family="calibration",
-    inputs=(Column.CONFIDENCE, Column.CORRECT),
-)
+@_calibration_metric("selective_acc_at_10", direction="higher")
 def selective_acc_at_10(confidences: Sequence[float], correct: Sequence[bool | int]) -> float:
     """Selective accuracy at coverage 0.1 (HELM's ``selective_acc@10``, up to its off-by-one)."""
     return selective_accuracy(confidences, correct, 0.1)
 
 
-@population_metric(
-    "selective_cov_acc_area",
-    direction="higher",
-    bounds=(0.0, 1.0),
-    citation=HELM_CALIBRATION,
-    family="calibration",
-    inputs=(Column.CONFIDENCE, Column.CORRECT),
-)
+@_calibration_metric("selective_cov_acc_area", direction="higher")
 def coverage_accuracy_area(confidences: Sequence[float], correct: Sequence[bool | int]) -> float:
     """Area under the coverage-accuracy curve: mean selective accuracy over coverages k/N, k = 1..N."""
     conf, hits = _arrays("coverage_accuracy_area", confidences, correct)
@@ -212,27 +198,13 @@ def platt_ece(confidences: Sequence[float], correct: Sequence[bool | int], bins:
     return ece(scaler(confidences), correct, bins, binning)
 
 
-@population_metric(
-    "platt_ece_10_bin",
-    direction="lower",
-    bounds=(0.0, 1.0),
-    citation=HELM_CALIBRATION,
-    family="calibration",
-    inputs=(Column.CONFIDENCE, Column.CORRECT),
-)
+@_calibration_metric("platt_ece_10_bin", direction="lower")
 def platt_ece_10_bin(confidences: Sequence[float], correct: Sequence[bool | int]) -> float:
     """``ece_10_bin`` after Platt scaling: the miscalibration a monotone rescaling cannot fix."""
     return platt_ece(confidences, correct, 10)
 
 
-@population_metric(
-    "platt_ece_1_bin",
-    direction="lower",
-    bounds=(0.0, 1.0),
-    citation=HELM_CALIBRATION,
-    family="calibration",
-    inputs=(Column.CONFIDENCE, Column.CORRECT),
-)
+@_calibration_metric("platt_ece_1_bin", direction="lower")
 def platt_ece_1_bin(confidences: Sequence[float], correct: Sequence[bool | int]) -> float:
     """``ece_1_bin`` after Platt scaling (close to 0 by construction of the logistic fit)."""
     return platt_ece(confidences, correct, 1)
