@@ -79,7 +79,9 @@ class Completion:
     """What the model answered for one instance, in the adapter's answer space.
 
     ``gold`` holds the correct outputs in that space (letters for the joint method), so
-    ``metric(completion.text, completion.gold)`` is right for every method.
+    ``metric(completion.text, completion.gold)`` is right for every method. ``truncated_tokens`` is how many
+    prompt tokens the model dropped from the left to fit its window (the most over the options when they are
+    scored); ``cached`` is True when every answer came from the response cache, so ``seconds`` is replayed.
     """
 
     text: str
@@ -94,6 +96,8 @@ class Completion:
     tokens_out: int = 0
     seconds: float = 0.0
     correct_indices: tuple[int, ...] = field(default=())
+    truncated_tokens: int = 0
+    cached: bool = field(default=False, compare=False)  # where the answer came from, not part of it
 
     @property
     def correct(self) -> bool | None:
@@ -219,6 +223,8 @@ class Adapter:
                 tokens_out=0,
                 seconds=sum(result.seconds for result in scored),
                 correct_indices=instance.correct_indices,
+                truncated_tokens=max(result.truncated_tokens for result in scored),
+                cached=all(result.cached for result in scored),
             )
         if generated is None:
             raise InternalError(f"adapter {method!r} planned a generation request for {instance.id!r} but got no generation back")
@@ -230,6 +236,8 @@ class Adapter:
             "tokens_in": generated.tokens_in,
             "tokens_out": generated.tokens_out,
             "seconds": generated.seconds,
+            "truncated_tokens": generated.truncated_tokens,
+            "cached": generated.cached,
         }
         if method == "multiple_choice_joint":
             letters = LETTERS[: len(instance.choices)]

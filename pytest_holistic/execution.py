@@ -5,15 +5,19 @@ shard this worker has collected, and sends them to the (cached) model in one cal
 the model sorts by length and batches, the cache answers what it already knows. Then the shard's
 model-scored metrics (toxicity today) score its answers in one call each. Shards are contiguous runs of
 a test function's items, decided from the collection alone, so their batches are the same at -n 0 and -n 8.
+A model error is scoped to the requests that caused it: when a shard's call fails, its items are asked
+again one at a time (batches already committed come back from the cache), and only the items whose own
+requests fail get the error.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from .adaptation import Completion, Plan
-from .errors import HolisticError, InternalError, ModelLoadError, ModelOutputError
+from .errors import HolisticError, InternalError, ModelLoadError, ModelOutputError, UserError
 from .metrics import ScoredMetric, Scorer, ScorerUnavailable
 from .models.base import GenerationResult, LoglikelihoodResult, Model
 from .runspec import RunSpec
@@ -88,11 +92,48 @@ class Scorers:
         return self._built[metric.name]
 
 
-def _model_failure(error: Exception) -> HolisticError:
-    if isinstance(error, HolisticError):
+def _model_failure(error: Exception, instance: str) -> HolisticError:
+    """One item's error outcome: one line that names its instance (our own bugs keep their traceback)."""
+    if isinstance(error, InternalError):
         return error
     text = str(error).strip()
-    return ModelOutputError(f"model call failed: {type(error).__name__}: {text.splitlines()[0] if text else ''}")
+    line = text.splitlines()[0] if text else ""
+    if isinstance(error, ModelOutputError | UserError):
+        return type(error)(f"instance {instance!r}: {line}")
+    return ModelOutputError(f"instance {instance!r}: model call failed: {type(error).__name__}: {line}")
+
+
+def _ask(
+    call: Callable[[list[Any]], list[Any]], wanted: Mapping[str, Sequence[Hashable]]
+) -> tuple[dict[Hashable, Any], dict[str, Exception]]:
+    """The results of every item's requests in one call, and the error of each item whose own requests failed.
+
+    When the shared call fails, the items are asked again one at a time, so one bad request costs only its
+    item (what was computed and committed before the failure comes back from the cache). A load failure is
+    not any one request's fault, so it still stops everything.
+    """
+    wanted = {nodeid: own for nodeid, own in wanted.items() if own}
+    requests = list(dict.fromkeys(r for own in wanted.values() for r in own))
+    if not requests:
+        return {}, {}
+    try:
+        return dict(zip(requests, call(requests))), {}
+    except ModelLoadError:
+        raise
+    except Exception as error:
+        if len(wanted) == 1:  # nothing to isolate
+            return {}, {nodeid: error for nodeid in wanted}
+    results: dict[Hashable, Any] = {}
+    failures: dict[str, Exception] = {}
+    for nodeid, own in wanted.items():
+        todo = [request for request in dict.fromkeys(own) if request not in results]
+        try:
+            results.update(zip(todo, call(todo)) if todo else ())
+        except ModelLoadError:
+            raise
+        except Exception as error:
+            failures[nodeid] = error
+    return results, failures
 
 
 class Executor:
@@ -142,22 +183,18 @@ class Executor:
                 self._results[work.nodeid] = error
         if not plans:
             return
-        generations = list(dict.fromkeys(p.generation for p in plans.values() if p.generation is not None))
-        scorings = list(dict.fromkeys(r for p in plans.values() for r in p.loglikelihood))
-        try:
-            generated: dict[object, GenerationResult] = dict(zip(generations, self.model.generate(generations)))
-            scored: dict[object, LoglikelihoodResult] = dict(zip(scorings, self.model.loglikelihood(scorings)))
-        except ModelLoadError:
-            raise
-        except Exception as error:  # any model failure becomes every planned item's error outcome
-            failure = _model_failure(error)
-            for nodeid in plans:
-                self._results[nodeid] = failure
-            return
+        names = {work.nodeid: work.instance.id for work in pending}
+        generations = {nodeid: (plan.generation,) if plan.generation is not None else () for nodeid, plan in plans.items()}
+        generated: dict[Hashable, GenerationResult]
+        generated, failures = _ask(self.model.generate, generations)
+        scored: dict[Hashable, LoglikelihoodResult]
+        scored, more = _ask(self.model.loglikelihood, {n: p.loglikelihood for n, p in plans.items() if n not in failures})
+        for nodeid, error in {**failures, **more}.items():
+            self._results[nodeid] = _model_failure(error, names[nodeid])
         completions: dict[str, Completion] = {}
         for work in pending:
             plan = plans.get(work.nodeid)
-            if plan is None:
+            if plan is None or work.nodeid in self._results:
                 continue
             generation = generated[plan.generation] if plan.generation is not None else None
             completions[work.nodeid] = work.run.adapter.interpret(

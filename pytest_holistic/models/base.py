@@ -45,10 +45,14 @@ class LoglikelihoodRequest:
 
 @dataclass(frozen=True)
 class GenerationResult:
+    """``truncated_tokens``: prompt tokens dropped from the left to fit the window; ``cached``: replayed from the cache."""
+
     text: str
     token_logprobs: tuple[float, ...] = ()
     tokens_in: int = 0
     seconds: float = 0.0
+    truncated_tokens: int = 0
+    cached: bool = field(default=False, compare=False)  # where the answer came from, not part of it
 
     @property
     def logprob(self) -> float:
@@ -61,33 +65,52 @@ class GenerationResult:
 
 @dataclass(frozen=True)
 class LoglikelihoodResult:
+    """``truncated_tokens``: context tokens dropped from the left to fit the window; ``cached``: replayed from the cache."""
+
     logprob: float
     is_greedy: bool = False
     tokens_in: int = 0
     tokens_scored: int = 0
     seconds: float = 0.0
+    truncated_tokens: int = 0
+    cached: bool = field(default=False, compare=False)  # where the answer came from, not part of it
 
 
 @dataclass(frozen=True)
 class ModelInfo:
     """Provenance recorded in every report: which weights produced the numbers.
 
-    ``name`` and ``revision`` are the cache identity; ``details`` (device, dtype, parameters) describe one
-    loaded copy and are empty when the identity was computed without loading.
+    ``name``, ``backend``, ``revision`` and ``variant`` are the cache identity. ``variant`` holds whatever
+    else changes an answer (the transformers backend puts the dtype and the device kind there), so it must
+    be known without loading. ``details`` (device, dtype, parameters) describe one loaded copy and are empty
+    when the identity was computed without loading (or hold the last load's, marked ``from_cache``).
     """
 
     name: str
     backend: str
     revision: str | None = None
     details: dict[str, Any] = field(default_factory=dict)
+    variant: dict[str, str] = field(default_factory=dict)
 
     def to_data(self) -> dict[str, Any]:
         """Plain builtin types, for reports and for crossing process boundaries."""
-        return {"name": self.name, "backend": self.backend, "revision": self.revision, "details": dict(self.details)}
+        return {
+            "name": self.name,
+            "backend": self.backend,
+            "revision": self.revision,
+            "variant": dict(self.variant),
+            "details": dict(self.details),
+        }
 
     @classmethod
     def from_data(cls, data: dict[str, Any]) -> ModelInfo:
-        return cls(str(data["name"]), str(data["backend"]), data.get("revision"), dict(data.get("details") or {}))
+        return cls(
+            str(data["name"]),
+            str(data["backend"]),
+            data.get("revision"),
+            dict(data.get("details") or {}),
+            {str(k): str(v) for k, v in (data.get("variant") or {}).items()},
+        )
 
 
 @runtime_checkable

@@ -2,9 +2,11 @@
 
 SQLite in WAL mode: each finished batch is committed in its own transaction, so a run killed with
 SIGKILL loses at most the batch in flight, and concurrent xdist workers never corrupt the file. Keys
-hash (model name, revision, request kind, every request field), so a result is reused only for the
-same weights, prompt and decoding parameters (seed included); batch size and worker count are not
-part of the key because results do not depend on them.
+hash the model's identity (name, backend, revision and variant: dtype, device kind...), the request kind
+and every request field, so a result is reused only for the same weights, numerics, prompt and decoding
+parameters (seed included); batch size and worker count are not part of the key because results do not
+depend on them. The ``models`` table keeps the details of the last load of each identity, so a warm run
+that never loads the model can still report its architecture, parameters and device.
 """
 
 from __future__ import annotations
@@ -23,24 +25,36 @@ from .base import GenerationRequest, GenerationResult, LoglikelihoodRequest, Log
 SCHEMA = (
     "CREATE TABLE IF NOT EXISTS responses (key TEXT PRIMARY KEY, kind TEXT NOT NULL, model TEXT NOT NULL, value TEXT NOT NULL)"
 )
+MODELS_SCHEMA = "CREATE TABLE IF NOT EXISTS models (key TEXT PRIMARY KEY, details TEXT NOT NULL)"
 FILE_NAME = "responses.sqlite"
 _RESULT_TYPES: dict[str, Any] = {"generate": GenerationResult, "loglikelihood": LoglikelihoodResult}
 
 
+def model_key(info: ModelInfo) -> str:
+    """Everything about the model that changes an answer; ``details`` of one loaded copy are not part of it."""
+    payload = json.dumps([info.name, info.backend, info.revision, sorted(info.variant.items())], ensure_ascii=False)
+    return hashlib.sha256(payload.encode()).hexdigest()
+
+
 def request_key(info: ModelInfo, kind: str, request: GenerationRequest | LoglikelihoodRequest) -> str:
-    payload = json.dumps([info.name, info.revision, kind, dataclasses.astuple(request)], ensure_ascii=False)
+    payload = json.dumps([model_key(info), kind, dataclasses.astuple(request)], ensure_ascii=False)
     return hashlib.sha256(payload.encode()).hexdigest()
 
 
 def _encode(result: GenerationResult | LoglikelihoodResult) -> str:
-    return json.dumps(dataclasses.asdict(result))
+    fields = dataclasses.asdict(result)
+    del fields["cached"]  # provenance of one answer, set when it is read back
+    return json.dumps(fields)
 
 
 def _decode(kind: str, value: str) -> GenerationResult | LoglikelihoodResult:
+    """A stored result, marked as replayed; fields added since the row was written take their defaults."""
     fields = json.loads(value)
     if "token_logprobs" in fields:
         fields["token_logprobs"] = tuple(fields["token_logprobs"])
-    return _RESULT_TYPES[kind](**fields)
+    result_type = _RESULT_TYPES[kind]
+    known = {f.name for f in dataclasses.fields(result_type)}
+    return result_type(**{name: value for name, value in fields.items() if name in known}, cached=True)
 
 
 class ResponseCache:
@@ -61,6 +75,7 @@ class ResponseCache:
                 _retry(lambda: connection.execute("PRAGMA journal_mode=WAL"))
                 connection.execute("PRAGMA synchronous=NORMAL")
                 _retry(lambda: connection.execute(SCHEMA))
+                _retry(lambda: connection.execute(MODELS_SCHEMA))
             except sqlite3.Error:
                 connection.close()  # e.g. not an SQLite file: leave no half-open connection behind
                 raise
@@ -86,6 +101,22 @@ class ResponseCache:
                 self.connection.executemany(
                     "INSERT OR REPLACE INTO responses (key, kind, model, value) VALUES (?, ?, ?, ?)", values
                 )
+
+        _retry(write)
+
+    def get_model(self, info: ModelInfo) -> dict[str, Any] | None:
+        """The details of the last load of this identity, if any was recorded."""
+        row = self.connection.execute("SELECT details FROM models WHERE key = ?", (model_key(info),)).fetchone()
+        return dict(json.loads(row[0])) if row is not None else None
+
+    def put_model(self, info: ModelInfo, details: dict[str, Any]) -> None:
+        """Record a loaded copy's details under its identity (the last load wins)."""
+
+        def write() -> None:
+            with self.connection:
+                self.connection.execute("BEGIN IMMEDIATE")
+                row = (model_key(info), json.dumps(details, default=str))
+                self.connection.execute("INSERT OR REPLACE INTO models (key, details) VALUES (?, ?)", row)
 
         _retry(write)
 

@@ -4,7 +4,8 @@ The executor's shards, fixtures and property tests all call ``generate``/``logli
 ``*_batches`` streams) on a ``CachedModel``. Cached answers come back without loading the model, so a
 warm rerun never imports torch; the rest go to the backend, and each finished batch is committed at
 once, so an interrupted run loses at most the batch in flight. Models whose revision is unknown are
-never cached: a stale answer would be silent.
+never cached: a stale answer would be silent. Answers read back are marked ``cached`` (their timings are
+replayed), and a warm run reports the model details recorded by the last load instead of loading.
 """
 
 from __future__ import annotations
@@ -13,13 +14,13 @@ import sqlite3
 import time
 from collections import defaultdict
 from collections.abc import Callable, Hashable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..errors import HolisticError, ModelLoadError, ModelOutputError
 from ..metrics.stats import Stat
 from .base import BatchStreaming, GenerationRequest, GenerationResult, LoglikelihoodRequest, LoglikelihoodResult, Model, ModelInfo
-from .cache import ResponseCache, request_key
+from .cache import ResponseCache, model_key, request_key
 from .registry import Backend
 
 
@@ -62,6 +63,8 @@ class CachedModel(BatchStreaming):
         self._failure: ModelLoadError | None = None
         self._identity: ModelInfo | None = None
         self._identified = False
+        self._replayed: ModelInfo | None = None
+        self._replayed_read = False
         self.stats = ModelStats()
 
     # -- identity and loading ----------------------------------------------------------------------
@@ -95,6 +98,11 @@ class CachedModel(BatchStreaming):
         return self._identity
 
     @property
+    def load_failure(self) -> str | None:
+        """Why resolving, identifying or loading the model failed in this process (None if it did not)."""
+        return str(self._failure) if self._failure is not None else None
+
+    @property
     def loaded(self) -> bool:
         return self._model is not None
 
@@ -110,7 +118,17 @@ class CachedModel(BatchStreaming):
             started = time.perf_counter()
             self._model = self._guarded(lambda: self.backend.load())
             self.stats.load_seconds = time.perf_counter() - started
+            self._remember_details(self._model)
         return self._model
+
+    def _remember_details(self, model: Model) -> None:
+        """Record the loaded copy's details under its identity, for warm runs that will not load it."""
+        if self.cache is None or self._identity is None or self._identity.revision is None or not model.info.details:
+            return  # nothing to key it by: a model that only loading can identify is loaded on every run anyway
+        try:
+            self.cache.put_model(self._keyed(self._identity), dict(model.info.details))
+        except sqlite3.Error as error:
+            self._disable_cache(error)
 
     @property
     def info(self) -> ModelInfo:
@@ -121,16 +139,47 @@ class CachedModel(BatchStreaming):
 
     @property
     def known_info(self) -> ModelInfo | None:
-        """What is already known about the model (loaded info, else identity) without computing anything."""
+        """What is known about the model without loading it or computing its identity.
+
+        The loaded info; else the identity, with the details of its last load from the cache (marked
+        ``from_cache``) when there are some, so a warm run reports the same architecture and device as a cold one.
+        """
         if self._model is not None:
             return self._model.info
-        return self._identity
+        if self._identity is None:
+            return None
+        return self._replayed_info(self._identity) or self._identity
+
+    def _replayed_info(self, identity: ModelInfo) -> ModelInfo | None:
+        """The identity with the details its last load recorded in the cache (read once), or None."""
+        if not self._replayed_read:
+            self._replayed_read = True
+            details = None
+            if self.cache is not None and identity.revision is not None:
+                try:
+                    details = self.cache.get_model(identity)
+                except sqlite3.Error as error:
+                    self._disable_cache(error)
+            if details:
+                self._replayed = replace(identity, details={**details, "from_cache": True})
+        return self._replayed
+
+    def _keyed(self, identity: ModelInfo) -> ModelInfo:
+        """``identity`` with the variant (dtype, device kind) of the loaded copy, once there is one.
+
+        A backend predicts its variant without loading; if loading resolved differently (a GPU that torch
+        cannot use), answers must be keyed by what actually computed them.
+        """
+        loaded = self._model.info.variant if self._model is not None else {}
+        if not loaded or all(identity.variant.get(k) == v for k, v in loaded.items()):
+            return identity
+        return replace(identity, variant={**identity.variant, **loaded})
 
     def _cache_identity(self) -> ModelInfo | None:
         """The identity results are keyed under, or None when nothing may be cached."""
         if self.cache is None:
             return None
-        identity = self.identity or self.model.info
+        identity = self._keyed(self.identity or self.model.info)
         return identity if identity.revision is not None else None
 
     # -- requests ----------------------------------------------------------------------------------
@@ -152,22 +201,23 @@ class CachedModel(BatchStreaming):
             return [(index, result) for request, result in pairs for index in positions[request]]
 
         identity = self._cache_identity() if distinct else None
-        keys: dict[Hashable, str] = {}
-        found: dict[Hashable, Any] = {}
-        if identity is not None and self.cache is not None:
-            keys = {request: request_key(identity, kind, request) for request in distinct}  # type: ignore[arg-type]
-            try:
-                stored = self.cache.get_many(list(keys.values()), kind)
-            except sqlite3.Error as error:
-                stored = self._disable_cache(error)
-            found = {request: stored[key] for request, key in keys.items() if key in stored}
-            self.stats.cache_hits += len(found)
-            if found:
-                yield expand(list(found.items()))
+        keys, found = self._lookup(kind, distinct, identity)
+        if found:
+            yield expand(list(found.items()))
         missing = [request for request in distinct if request not in found]
         if not missing:
             return
-        batches = compute(self.model)(missing)
+        model = self.model
+        loaded = self._cache_identity() if identity is not None else None
+        if identity is not None and loaded is not None and model_key(loaded) != model_key(identity):
+            identity = loaded  # the load resolved dtype or device differently from the prediction: key by what ran
+            keys, found = self._lookup(kind, missing, identity)
+            if found:
+                yield expand(list(found.items()))
+            missing = [request for request in missing if request not in found]
+            if not missing:
+                return
+        batches = compute(model)(missing)
         answered: set[int] = set()
         while True:
             started = time.perf_counter()
@@ -184,6 +234,21 @@ class CachedModel(BatchStreaming):
             raise ModelOutputError(
                 f"the model returned no result for {len(missing) - len(answered)} of {len(missing)} {kind} requests"
             )
+
+    def _lookup(
+        self, kind: str, requests: Sequence[Hashable], identity: ModelInfo | None
+    ) -> tuple[dict[Hashable, str], dict[Hashable, Any]]:
+        """The cache key of each request, and the stored results among them (counted as hits)."""
+        if identity is None or self.cache is None:
+            return {}, {}
+        keys = {request: request_key(identity, kind, request) for request in requests}  # type: ignore[arg-type]
+        try:
+            stored = self.cache.get_many(list(keys.values()), kind)
+        except sqlite3.Error as error:
+            stored = self._disable_cache(error)
+        found = {request: stored[key] for request, key in keys.items() if key in stored}
+        self.stats.cache_hits += len(found)
+        return keys, found
 
     def _commit(self, kind: str, rows: list[tuple[str, Any]], identity: ModelInfo | None) -> None:
         if rows and self.cache is not None and identity is not None:

@@ -60,7 +60,10 @@ class EmbeddedBackend:
         self.options = options
 
     def identify(self) -> ModelInfo | None:
-        return ModelInfo(name=NAME, backend="transformers", revision=revision())
+        from .hf import expected_variant
+
+        variant = expected_variant(self.options.device, self.options.dtype)
+        return ModelInfo(name=NAME, backend="transformers", revision=revision(), variant=variant)
 
     def load(self) -> Model:
         from .hf import HFModel

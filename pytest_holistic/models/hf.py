@@ -7,14 +7,20 @@ cut into batches, and the LM head is applied only at the positions that are scor
 from __future__ import annotations
 
 import hashlib
+import importlib.metadata
 import math
 import os
+import shutil
+import sys
 import time
 from collections import defaultdict
 from collections.abc import Iterator, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from .. import _devices
+from .._hub import UNREACHABLE, offline, unreachable_hub
 from ..errors import ModelLoadError, ModelOutputError
 from .base import (
     BatchStreaming,
@@ -25,6 +31,9 @@ from .base import (
     ModelInfo,
     ModelOptions,
 )
+
+_Pair = tuple[list[int], list[int], int]
+"""A scoring request as tokens: (context kept, continuation, context tokens dropped from the left)."""
 
 
 def _chunks(items: Sequence[int], size: int) -> Iterator[Sequence[int]]:
@@ -68,6 +77,42 @@ def hub_revision(repo: str, revision: str | None) -> str | None:
         return None
 
 
+_DTYPE_ALIASES = {"half": "float16", "float": "float32", "double": "float64"}
+
+
+def _cuda_expected() -> bool:
+    """Whether ``device=auto`` will pick CUDA, decided without importing torch when it is not imported yet."""
+    torch = sys.modules.get("torch")
+    if torch is not None:
+        return bool(torch.cuda.is_available())
+    if os.environ.get("CUDA_VISIBLE_DEVICES", "0").strip() in ("", "-1") or shutil.which("nvidia-smi") is None:
+        return False
+    try:
+        if importlib.metadata.version("torch").endswith("+cpu"):
+            return False
+    except importlib.metadata.PackageNotFoundError:
+        return False
+    return bool(_devices.visible_gpus())
+
+
+def expected_variant(device: str, dtype: str) -> dict[str, str]:
+    """The device kind and dtype a load with these options will use: the part of the cache identity that is not the weights.
+
+    Resolves ``auto`` the way loading does (CUDA when a GPU is visible, bfloat16 there and float32 elsewhere),
+    so ``auto`` and its explicit equivalent share cache entries; the device index does not change answers.
+    """
+    kind = ("cuda" if _cuda_expected() else "cpu") if device == "auto" else device.split(":")[0]
+    if dtype == "auto":
+        return {"device": kind, "dtype": "bfloat16" if kind == "cuda" else "float32"}
+    return {"device": kind, "dtype": _DTYPE_ALIASES.get(dtype, dtype)}
+
+
+def loaded_variant(model: Any) -> dict[str, str]:
+    """The device kind and dtype a loaded model actually has (what its answers were computed with)."""
+    parameter = next(model.parameters())
+    return {"device": parameter.device.type, "dtype": str(parameter.dtype).removeprefix("torch.")}
+
+
 class HFBackend:
     """A hub name or a local folder, loaded through transformers' ``from_pretrained``.
 
@@ -92,7 +137,8 @@ class HFBackend:
                 revision: str | None = self.options.revision or weights_hash(folder)
             else:
                 revision = hub_revision(self.spec, self.options.revision)
-            self._identity = ModelInfo(self.spec, "transformers", revision) if revision else None
+            variant = expected_variant(self.options.device, self.options.dtype)
+            self._identity = ModelInfo(self.spec, "transformers", revision, variant=variant) if revision else None
         return self._identity
 
     def load(self) -> HFModel:
@@ -108,6 +154,49 @@ class HFBackend:
         )
 
 
+def _in_local_cache(repo: str, revision: str | None) -> bool:
+    try:
+        return _cached_commit(repo, revision) is not None
+    except Exception:  # an invalid repo id: loading will say so
+        return False
+
+
+def _check_source(folder: Path, name: str, revision: str | None) -> bool:
+    """Refuse what cannot load before transformers tries; True when the load must stay in the local HF cache.
+
+    A folder needs its ``config.json``. A hub name is read from the local cache when the hub cannot be reached,
+    and is refused at once when it is not there either.
+    """
+    if folder.is_dir():
+        if not (folder / "config.json").is_file():
+            raise ModelLoadError(f"model folder {name} has no config.json; pass a folder written by save_pretrained()")
+        return False
+    if offline():
+        return False  # huggingface_hub is already offline: it reads the cache only
+    endpoint = unreachable_hub()
+    if endpoint is None:
+        return False
+    if not _in_local_cache(name, revision):
+        raise ModelLoadError(
+            f"model {name!r} is not in the local HF cache and the hub ({endpoint}) cannot be reached; "
+            "download it where there is network, or pass a local folder"
+        )
+    return True
+
+
+def _load_hint(folder: Path, local_only: bool) -> str:
+    """The fix that fits the case: a broken folder, an incomplete cache, or a hub name."""
+    if folder.is_dir():
+        return "the folder is incomplete or its files are corrupt; write it again with save_pretrained() (model and tokenizer)"
+    if os.environ.get(UNREACHABLE):
+        return f"the hub ({os.environ[UNREACHABLE]}) cannot be reached and it is not in the local HF cache"
+    if offline():
+        return "it is not in the local HF cache (HF_HUB_OFFLINE is set)"
+    if local_only:
+        return "the hub cannot be reached and the local HF cache lacks some of its files; download it where there is network"
+    return "check the name (and --holistic-model-revision), or pass a local folder"
+
+
 def _first_line(error: BaseException) -> str:
     text = str(error).strip()
     return text.splitlines()[0] if text else type(error).__name__
@@ -121,6 +210,7 @@ class HFModel(BatchStreaming):
         self.tokenizer = tokenizer
         self.info = info
         self.device = next(model.parameters()).device
+        info.variant.update(loaded_variant(model))  # the cache identity of what was loaded, not what was asked for
         self.shared_context = True
         config = model.config
         limits = [getattr(config, key, None) for key in ("max_position_embeddings", "n_positions", "n_ctx")]
@@ -176,6 +266,7 @@ class HFModel(BatchStreaming):
                 "pass --model with a folder written by save_pretrained() or a hub name such as gpt2"
             )
         target = str(folder) if folder.is_dir() else name_or_path
+        local_only = _check_source(folder, name_or_path, revision)
         import torch
         import transformers
 
@@ -189,19 +280,15 @@ class HFModel(BatchStreaming):
             if not isinstance(torch_dtype, torch.dtype):
                 raise ModelLoadError(f"unknown dtype {dtype!r}; use auto, float32, bfloat16 or float16")
         started = time.perf_counter()
+        common = {"revision": revision, "trust_remote_code": trust_remote_code, "local_files_only": local_only}
+        failure: str | None = None
         try:
-            tokenizer = transformers.AutoTokenizer.from_pretrained(target, revision=revision, trust_remote_code=trust_remote_code)
-            model = transformers.AutoModelForCausalLM.from_pretrained(
-                target, revision=revision, trust_remote_code=trust_remote_code, dtype=torch_dtype
-            )
+            tokenizer = transformers.AutoTokenizer.from_pretrained(target, **common)
+            model = transformers.AutoModelForCausalLM.from_pretrained(target, dtype=torch_dtype, **common)
         except Exception as error:  # transformers raises OSError, ValueError, EnvironmentError...
-            offline = os.environ.get("HF_HUB_OFFLINE", "") not in ("", "0")
-            hint = (
-                "it is not in the local HF cache (HF_HUB_OFFLINE is set)"
-                if offline
-                else "check the name, the network, or use a local folder"
-            )
-            raise ModelLoadError(f"could not load model {name_or_path!r}: {_first_line(error)}; {hint}") from None
+            failure = f"could not load model {name_or_path!r}: {_first_line(error)}; {_load_hint(folder, local_only)}"
+        if failure is not None:  # raised outside the except block, so the message is not chained to transformers' error
+            raise ModelLoadError(failure)
         model.to(torch_device).eval()
         if folder.is_dir():
             revision = revision or weights_hash(folder)
@@ -251,7 +338,7 @@ class HFModel(BatchStreaming):
         """
         pairs = [self._pair(request) for request in requests]
         groups: dict[tuple[int, ...], list[int]] = defaultdict(list)
-        for index, (context, _) in enumerate(pairs):
+        for index, (context, _, _) in enumerate(pairs):
             groups[tuple(context)].append(index)
         contexts = sorted(groups, key=lambda c: (-(len(c) + max(len(pairs[i][1]) for i in groups[c])), groups[c][0]))
         for start in range(0, len(contexts), self.batch_size):
@@ -265,23 +352,26 @@ class HFModel(BatchStreaming):
                     self.shared_context = False  # this architecture's cache cannot be re-indexed
             yield from self._score_plain([i for _, i in members], pairs, requests)
 
-    def _pair(self, request: LoglikelihoodRequest) -> tuple[list[int], list[int]]:
+    def _pair(self, request: LoglikelihoodRequest) -> tuple[list[int], list[int], int]:
+        """(context, continuation, tokens dropped): the context is cut from the left, as HELM does, so the pair fits."""
         context = self._encode(request.context) or [self.start_id]
         continuation = self._encode(request.continuation)
         if not continuation:
             raise ModelOutputError(f"continuation {request.continuation!r} encodes to no tokens; give each choice some text")
         if len(continuation) >= self.max_length:
+            shown = request.continuation if len(request.continuation) <= 40 else request.continuation[:37] + "..."
             raise ModelOutputError(
-                f"continuation of {len(continuation)} tokens does not fit the model's {self.max_length}-token window"
+                f"continuation {shown!r} is {len(continuation)} tokens, which does not fit the model's "
+                f"{self.max_length}-token window"
             )
-        keep = self.max_length + 1 - len(continuation)
-        return context[-keep:], continuation
+        keep = self.max_length + 1 - len(continuation)  # the last continuation token is scored, never fed
+        return context[-keep:], continuation, max(0, len(context) - keep)
 
     def _score_shared(
         self,
         contexts: list[tuple[int, ...]],
         members: list[tuple[tuple[int, ...], int]],
-        pairs: list[tuple[list[int], list[int]]],
+        pairs: list[_Pair],
         requests: Sequence[LoglikelihoodRequest],
     ) -> list[tuple[int, LoglikelihoodResult]]:
         import torch
@@ -311,7 +401,8 @@ class HFModel(BatchStreaming):
                     [continuation[:-1] for continuation in continuations], left=False, width=longest - 1
                 )
                 context_lengths = mask.sum(-1)[rows]
-                tail_positions = context_lengths[:, None] + torch.arange(longest - 1)[None, :]
+                # Padding after a shorter continuation would run past the window (learned positions raise): park it at 0.
+                tail_positions = (context_lengths[:, None] + torch.arange(longest - 1)[None, :]).masked_fill(tail_mask == 0, 0)
                 second = self.model(
                     input_ids=tail_ids.to(device),
                     attention_mask=torch.cat([mask[rows], tail_mask], dim=-1).to(device),
@@ -329,11 +420,12 @@ class HFModel(BatchStreaming):
             if len(continuation) > 1 and rest_logprobs is not None:
                 steps.extend(rest_logprobs[r, : len(continuation) - 1])
             table = torch.stack(steps)
-            results.append((index, self._result(table, target, requests[index], len(context) + len(continuation), elapsed)))
+            tokens_in = len(context) + len(continuation)
+            results.append((index, self._result(table, target, requests[index], tokens_in, elapsed, pairs[index][2])))
         return results
 
     def _score_plain(
-        self, indices: list[int], pairs: list[tuple[list[int], list[int]]], requests: Sequence[LoglikelihoodRequest]
+        self, indices: list[int], pairs: list[_Pair], requests: Sequence[LoglikelihoodRequest]
     ) -> Iterator[list[tuple[int, LoglikelihoodResult]]]:
         """One padded sequence per request; for architectures whose cache cannot be shared."""
         import torch
@@ -349,15 +441,15 @@ class HFModel(BatchStreaming):
             elapsed = (time.perf_counter() - started) / len(batch)
             results = []
             for r, i in enumerate(batch):
-                context, continuation = pairs[i]
+                context, continuation, dropped = pairs[i]
                 cols = [column[p] for p in range(len(context) - 1, len(context) - 1 + len(continuation))]
                 table = torch.log_softmax(logits[r, cols].float(), dim=-1)
                 target = torch.tensor(continuation, device=table.device)
-                results.append((i, self._result(table, target, requests[i], len(context) + len(continuation), elapsed)))
+                results.append((i, self._result(table, target, requests[i], len(context) + len(continuation), elapsed, dropped)))
             yield results
 
     def _result(
-        self, table: Any, target: Any, request: LoglikelihoodRequest, tokens_in: int, seconds: float
+        self, table: Any, target: Any, request: LoglikelihoodRequest, tokens_in: int, seconds: float, dropped: int
     ) -> LoglikelihoodResult:
         """Sum the log-probabilities of ``target`` in ``table`` (one row per continuation token)."""
         logprob = float(table.gather(-1, target[:, None]).sum())
@@ -367,7 +459,7 @@ class HFModel(BatchStreaming):
                 "its weights or dtype are broken (try --holistic-dtype float32)"
             )
         greedy = bool((table.argmax(-1) == target).all())
-        return LoglikelihoodResult(logprob, greedy, tokens_in, int(target.numel()), seconds)
+        return LoglikelihoodResult(logprob, greedy, tokens_in, int(target.numel()), seconds, truncated_tokens=dropped)
 
     def _logits(self, ids: Any, mask: Any, positions: list[int]) -> Any:
         """Logits at ``positions`` only: the LM head is a large share of a small model's compute."""
@@ -382,17 +474,22 @@ class HFModel(BatchStreaming):
     # -- generation --------------------------------------------------------------------------------
 
     def generate_batches(self, requests: Sequence[GenerationRequest]) -> Iterator[list[tuple[int, GenerationResult]]]:
-        """Greedy generation in left-padded batches of similar prompt length, one batch at a time."""
+        """Greedy generation in left-padded batches of similar prompt length, one batch at a time.
+
+        Prompt and answer must fit the window: the prompt is cut from the left (as HELM does) to leave room for
+        ``max_tokens``, which is itself capped at one token less than the window.
+        """
         groups: dict[tuple[int, tuple[str, ...], float, int], list[int]] = defaultdict(list)
         for index, request in enumerate(requests):
             groups[(request.max_tokens, request.stop, request.temperature, request.seed)].append(index)
         for (max_tokens, stop, temperature, seed), indices in groups.items():
-            prompts = {
-                i: (self._encode(requests[i].prompt) or [self.start_id])[-max(1, self.max_length - max_tokens) :] for i in indices
-            }
+            budget = min(max_tokens, self.max_length - 1)
+            encoded = {i: self._encode(requests[i].prompt) or [self.start_id] for i in indices}
+            prompts = {i: tokens[-(self.max_length - budget) :] for i, tokens in encoded.items()}
             order = sorted(indices, key=lambda i: (-len(prompts[i]), i))
             for batch in _chunks(order, self.generation_batch_size):
-                yield list(zip(batch, self._generate_batch([prompts[i] for i in batch], max_tokens, stop, temperature, seed)))
+                results = self._generate_batch([prompts[i] for i in batch], budget, stop, temperature, seed)
+                yield [(i, replace(r, truncated_tokens=len(encoded[i]) - len(prompts[i]))) for i, r in zip(batch, results)]
 
     def _generate_batch(
         self, prompts: list[list[int]], max_tokens: int, stop: tuple[str, ...], temperature: float, seed: int

@@ -9,7 +9,7 @@ import pytest
 
 from pytest_holistic.errors import ModelLoadError, ModelOutputError
 from pytest_holistic.models import GenerationRequest, LoglikelihoodRequest, ModelOptions, load_model
-from pytest_holistic.models.hf import HFModel
+from pytest_holistic.models.hf import HFBackend, HFModel, expected_variant
 
 CONTEXTS = ["The capital of France is", "The capital of Japan is", "Question: Is fire hot?\nAnswer:", "The sky is", ""]
 CONTINUATIONS = [" Paris", " Tokyo", " Yes", " blue", " No", " Rome."]
@@ -112,3 +112,73 @@ def test_batches_arrive_one_at_a_time(model: HFModel) -> None:
     # 5 distinct contexts, 2 per batch -> 3 batches, each holding all continuations of its contexts.
     assert [len(batch) for batch in batches] == [12, 12, 6]
     assert sorted(index for batch in batches for index, _ in batch) == list(range(len(requests)))
+
+
+LONG_CONTEXT = "sky blue grass green " * 300 + "Question: Is fire hot?\nAnswer:"
+LONG_CHOICE = " The sky is blue. The grass is green." * 8
+
+
+def test_long_contexts_are_cut_from_the_left_and_shared_scoring_equals_plain(model: HFModel) -> None:
+    # Choices of very different token lengths in one batch: each context is cut to fit its own choice.
+    choices = [" Yes", " No", " blue grass green sky", LONG_CHOICE]
+    requests = [LoglikelihoodRequest(LONG_CONTEXT, c) for c in choices] + [LoglikelihoodRequest("The sky is", c) for c in choices]
+    model.batch_size, model.shared_context = 8, True
+    shared = model.loglikelihood(requests)
+    assert model.shared_context
+    model.shared_context = False
+    plain = model.loglikelihood(requests)
+    model.shared_context = True
+    for a, b in zip(shared, plain):
+        assert a.logprob == pytest.approx(b.logprob, abs=1e-4)
+        assert (a.tokens_in, a.tokens_scored, a.truncated_tokens) == (b.tokens_in, b.tokens_scored, b.truncated_tokens)
+    encoded = len(model.tokenizer(LONG_CONTEXT, add_special_tokens=False)["input_ids"])
+    for choice, result in zip(choices, shared[: len(choices)]):
+        # Context and continuation fill the window exactly (the last continuation token is scored, never fed).
+        assert result.tokens_in == model.max_length + 1
+        assert result.truncated_tokens == encoded - (model.max_length + 1 - result.tokens_scored) > 0
+    assert all(result.truncated_tokens == 0 for result in shared[len(choices) :])
+
+
+def test_a_truncated_request_scores_like_a_forward_pass_over_the_last_tokens(model: HFModel) -> None:
+    import torch
+
+    context_ids = model.tokenizer(LONG_CONTEXT, add_special_tokens=False)["input_ids"]
+    continuation_ids = model.tokenizer(" Yes", add_special_tokens=False)["input_ids"]
+    kept = (context_ids + continuation_ids)[-(model.max_length + 1) :]
+    with torch.inference_mode():
+        logits = model.model(torch.tensor([kept[:-1]])).logits[0]
+    logprobs = torch.log_softmax(logits.float(), -1)
+    n_context = len(kept) - len(continuation_ids)
+    expected = sum(float(logprobs[p - 1, kept[p]]) for p in range(n_context, len(kept)))
+    (result,) = model.loglikelihood([LoglikelihoodRequest(LONG_CONTEXT, " Yes")])
+    assert result.logprob == pytest.approx(expected, abs=1e-4)
+
+
+def test_a_continuation_longer_than_the_window_is_a_one_line_error(model: HFModel) -> None:
+    with pytest.raises(ModelOutputError, match=r"continuation ' The sky is blue.*' is \d+ tokens.* 256-token window") as raised:
+        model.loglikelihood([LoglikelihoodRequest("The sky is", LONG_CHOICE * 4)])
+    assert "\n" not in str(raised.value)
+
+
+@pytest.mark.parametrize("max_tokens", [250, 256, 400])
+def test_generation_prompts_longer_than_the_window_are_cut_from_the_left(model: HFModel, max_tokens: int) -> None:
+    prompt = "sky blue grass green " * 300 + "The capital of France is"
+    encoded = len(model.tokenizer(prompt, add_special_tokens=False)["input_ids"])
+    requests = [GenerationRequest(prompt, max_tokens, ()), GenerationRequest("The capital of France is", max_tokens, ())]
+    long, short = model.generate(requests)
+    room = model.max_length - min(max_tokens, model.max_length - 1)  # prompt tokens left once the answer has its room
+    assert long.tokens_in == room
+    assert long.truncated_tokens == encoded - room > 0
+    short_encoded = len(model.tokenizer("The capital of France is", add_special_tokens=False)["input_ids"])
+    assert (short.tokens_in, short.truncated_tokens) == (min(short_encoded, room), max(0, short_encoded - room))
+    assert long.tokens_out <= model.max_length - long.tokens_in
+
+
+def test_the_cache_variant_is_predicted_without_loading_and_matches_the_load(tiny_gpt2: Path) -> None:
+    assert expected_variant("cuda:1", "auto") == {"device": "cuda", "dtype": "bfloat16"}
+    assert expected_variant("cpu", "auto") == expected_variant("cpu", "float32") == {"device": "cpu", "dtype": "float32"}
+    assert expected_variant("cpu", "half") == {"device": "cpu", "dtype": "float16"}
+    backend = HFBackend(str(tiny_gpt2), ModelOptions())
+    identity = backend.identify()
+    assert identity is not None and identity.details == {}
+    assert backend.load().info.variant == identity.variant == expected_variant("auto", "auto")

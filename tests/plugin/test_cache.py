@@ -14,13 +14,15 @@ from pathlib import Path
 
 import pytest
 
-from pytest_holistic.models.base import LoglikelihoodRequest, LoglikelihoodResult, ModelInfo
-from pytest_holistic.models.cache import ResponseCache, request_key
+from pytest_holistic.models import ScriptedModel
+from pytest_holistic.models.base import GenerationRequest, LoglikelihoodRequest, LoglikelihoodResult, ModelInfo
+from pytest_holistic.models.cache import ResponseCache, _decode, request_key
+from pytest_holistic.models.cached import CachedModel
 from tests.plugin.suites import capitals
 
 
 def _workers(root: Path, model: str, folder: str = "reports") -> dict:
-    return json.loads((root / folder / model / "report.json").read_text())["workers"]
+    return json.loads((root / folder / model / "latest" / "report.json").read_text())["workers"]
 
 
 def test_warm_rerun_computes_nothing_and_gives_the_same_records(pytester: pytest.Pytester, tiny_gpt2: Path, read_report) -> None:
@@ -32,7 +34,7 @@ def test_warm_rerun_computes_nothing_and_gives_the_same_records(pytester: pytest
     assert cold["workers"]["main"]["generation_requests"] == 4
     assert warm["workers"]["main"]["generation_requests"] == 0
     assert warm["workers"]["main"]["cache_hits"] == 4
-    texts = lambda report: [(r["instance_id"], r["completion"]["text"], r["completion"]["logprob"]) for r in report["runs"][0]["instances"]]  # noqa: E731
+    texts = lambda report: [(r["instance_id"], r["completion"]["text"], r["completion"]["logprob"]) for r in report["runs"][0]["instances"]]
     assert texts(cold) == texts(warm)
 
 
@@ -141,6 +143,88 @@ def test_warm_rerun_does_not_load_the_model(pytester: pytest.Pytester, tiny_gpt2
     report = read_report(pytester.path, "tiny-gpt2")
     assert report["workers"]["main"]["cache_hits"] == 4
     assert report["model"]["revision"].startswith("sha256:")
+
+
+def test_warm_rerun_reports_the_model_details_and_marks_replayed_answers(
+    pytester: pytest.Pytester, tiny_gpt2: Path, read_report
+) -> None:
+    pytester.makepyfile(test_caps=capitals())
+    pytester.runpytest_subprocess("--model", str(tiny_gpt2)).assert_outcomes(passed=4)
+    cold = read_report(pytester.path, "tiny-gpt2")
+    pytester.runpytest_subprocess("--model", str(tiny_gpt2)).assert_outcomes(passed=4)
+    warm = read_report(pytester.path, "tiny-gpt2")
+    assert warm["workers"]["main"]["cache_hits"] == 4
+    stable = ("architecture", "parameters", "dtype", "device", "source")
+    assert {key: warm["model"]["details"][key] for key in stable} == {key: cold["model"]["details"][key] for key in stable}
+    assert cold["model"]["details"]["architecture"] == "GPT2LMHeadModel"
+    assert warm["model"]["details"]["from_cache"] is True and "from_cache" not in cold["model"]["details"]
+    assert warm["model"]["variant"] == cold["model"]["variant"] == {"device": "cpu", "dtype": "float32"}
+    records = lambda report: [record for run in report["runs"] for record in run["instances"]]
+    assert [r["execution"]["cached"] for r in records(cold)] == [False] * 4
+    assert [r["execution"]["cached"] for r in records(warm)] == [True] * 4
+    assert [r["completion"]["cached"] for r in records(warm)] == [True] * 4
+
+
+def test_dtype_and_device_are_part_of_the_key(pytester: pytest.Pytester, tiny_gpt2: Path) -> None:
+    pytester.makepyfile(test_caps=capitals())
+    pytester.runpytest("--model", str(tiny_gpt2)).assert_outcomes(passed=4)  # auto: float32 on this CPU machine
+    pytester.runpytest("--model", str(tiny_gpt2), "--holistic-dtype", "bfloat16").assert_outcomes(passed=4)
+    workers = _workers(pytester.path, "tiny-gpt2")["main"]
+    assert (workers["generation_requests"], workers["cache_hits"]) == (4, 0)
+    # What auto resolves to shares the cache entries of auto; the bfloat16 answers are kept apart.
+    for options in (("--holistic-dtype", "float32", "--holistic-device", "cpu"), ("--holistic-dtype", "bfloat16")):
+        pytester.runpytest("--model", str(tiny_gpt2), *options).assert_outcomes(passed=4)
+        workers = _workers(pytester.path, "tiny-gpt2")["main"]
+        assert (workers["generation_requests"], workers["cache_hits"]) == (0, 4)
+
+
+class _MispredictingBackend:
+    """Predicts bfloat16 without loading, but loads a float32 copy (as when a GPU is listed that torch cannot use)."""
+
+    def __init__(self) -> None:
+        self.loads = 0
+
+    def identify(self) -> ModelInfo:
+        return ModelInfo("m", "scripted", "v1", variant={"dtype": "bfloat16"})
+
+    def load(self) -> ScriptedModel:
+        self.loads += 1
+        model = ScriptedModel(default=" yes", name="m", revision="v1")
+        model.info.variant["dtype"] = "float32"
+        return model
+
+
+def test_answers_are_keyed_by_what_was_loaded_when_the_prediction_was_wrong(tmp_path: Path) -> None:
+    requests = [GenerationRequest(f"q{i}") for i in range(3)]
+    cold = CachedModel(_MispredictingBackend, ResponseCache(tmp_path))
+    assert [r.text for r in cold.generate(requests)] == [" yes"] * 3
+    warm = CachedModel(_MispredictingBackend, ResponseCache(tmp_path))
+    answers = warm.generate(requests)
+    # The prediction misses, so the model is loaded, and the answers are found under the loaded variant.
+    assert (warm.stats.generation_requests, warm.stats.cache_hits) == (0, 3)
+    assert all(answer.cached for answer in answers)
+    predicted = ModelInfo("m", "scripted", "v1", variant={"dtype": "bfloat16"})
+    assert ResponseCache(tmp_path).get_many([request_key(predicted, "generate", requests[0])], "generate") == {}
+
+
+def test_key_covers_backend_and_variant_and_old_rows_decode() -> None:
+    request = LoglikelihoodRequest("The sky is", " blue")
+    base = ModelInfo("m", "transformers", "rev", variant={"device": "cpu", "dtype": "float32"})
+    variants = [
+        base,
+        ModelInfo("m", "transformers", "rev", variant={"device": "cpu", "dtype": "bfloat16"}),
+        ModelInfo("m", "transformers", "rev", variant={"device": "cuda", "dtype": "float32"}),
+        ModelInfo("m", "other", "rev", variant={"device": "cpu", "dtype": "float32"}),
+        ModelInfo("m", "transformers", "rev2", variant={"device": "cpu", "dtype": "float32"}),
+    ]
+    assert len({request_key(info, "loglikelihood", request) for info in variants}) == len(variants)
+    # Details describe one loaded copy and do not change answers; variant order does not matter.
+    same = ModelInfo("m", "transformers", "rev", {"device": "cuda:1"}, {"dtype": "float32", "device": "cpu"})
+    assert request_key(same, "loglikelihood", request) == request_key(base, "loglikelihood", request)
+    # A row written before truncated_tokens existed reads back with its default, marked as replayed.
+    row = {"logprob": -1.5, "is_greedy": True, "tokens_in": 3, "tokens_scored": 1, "seconds": 0.1}
+    old = _decode("loglikelihood", json.dumps(row))
+    assert old == LoglikelihoodResult(-1.5, True, 3, 1, 0.1, truncated_tokens=0) and old.cached
 
 
 def test_corrupt_cache_file_is_reported_and_results_are_kept(pytester: pytest.Pytester, tiny_gpt2: Path, read_report) -> None:

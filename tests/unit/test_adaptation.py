@@ -252,6 +252,21 @@ def test_separate_probability_survives_very_negative_logprobs() -> None:
     assert completion.probability == pytest.approx(1 / (1 + math.exp(-1)))
 
 
+def test_separate_reports_the_most_truncation_and_cached_only_when_every_option_was() -> None:
+    adapter = Adapter(make_spec("multiple_choice_separate"), [])
+    plan = adapter.plan(YES_NO)
+    scored = [LoglikelihoodResult(-1.0, truncated_tokens=7, cached=True), LoglikelihoodResult(-2.0, truncated_tokens=9)]
+    completion = adapter.interpret(YES_NO, plan, None, scored)
+    assert (completion.truncated_tokens, completion.cached) == (9, False)
+    replayed = [LoglikelihoodResult(-1.0, cached=True), LoglikelihoodResult(-2.0, cached=True)]
+    assert adapter.interpret(YES_NO, plan, None, replayed).cached is True
+    generation = Adapter(make_spec("generation"), [])
+    generated = GenerationResult(" Yes", (-0.1,), 5, truncated_tokens=3, cached=True)
+    completion = generation.interpret(YES_NO, generation.plan(YES_NO), generated)
+    assert (completion.truncated_tokens, completion.cached) == (3, True)
+    assert completion.to_record()["truncated_tokens"] == 3
+
+
 def joint(text: str, token_logprobs: tuple[float, ...] = (-0.5,)) -> Completion:
     adapter = Adapter(make_spec("multiple_choice_joint"), [])
     plan = adapter.plan(SUM)

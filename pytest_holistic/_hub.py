@@ -1,0 +1,48 @@
+"""Is the Hugging Face hub reachable? One short probe, so a dead network costs seconds, not a minute of retries.
+
+huggingface_hub and datasets retry every file request for about a minute when the network is down, and print
+each retry. Models and hub datasets ask here first; when the hub cannot be reached they read the local HF cache
+only (or say at once that it is not there). Nothing here imports huggingface_hub, which reads ``HF_HUB_OFFLINE``
+once, when it is first imported.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import urllib.error
+import urllib.request
+
+DEFAULT_ENDPOINT = "https://huggingface.co"
+UNREACHABLE = "PYTEST_HOLISTIC_HUB_UNREACHABLE"  # set, with the endpoint, when a probe switched this process offline
+
+
+def offline() -> bool:
+    """Whether the user already asked for the local cache only."""
+    return any(os.environ.get(name, "") not in ("", "0") for name in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"))
+
+
+def endpoint() -> str:
+    """The hub endpoint huggingface_hub will use (``HF_ENDPOINT`` or the public hub)."""
+    return (os.environ.get("HF_ENDPOINT") or DEFAULT_ENDPOINT).rstrip("/")
+
+
+def unreachable_hub(timeout: float = 3.0) -> str | None:
+    """The endpoint when one HEAD request to it gets no answer within ``timeout`` s (no retries); None when it answers."""
+    url = endpoint()
+    answered: list[bool] = []
+
+    def probe() -> None:
+        try:
+            urllib.request.urlopen(urllib.request.Request(url, method="HEAD"), timeout=timeout).close()
+        except urllib.error.HTTPError:
+            pass  # it answered, if only with an error status
+        except (OSError, ValueError):
+            return
+        answered.append(True)
+
+    # A thread, because the socket timeout does not cover a name lookup that hangs.
+    thread = threading.Thread(target=probe, name="pytest-holistic-hub-probe", daemon=True)
+    thread.start()
+    thread.join(timeout)
+    return None if answered else url
