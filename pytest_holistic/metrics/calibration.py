@@ -172,7 +172,8 @@ class PlattScaling:
 
         conf = np.clip(np.asarray(confidences, dtype=float), PLATT_EPSILON, 1 - PLATT_EPSILON)
         z = self.coef * np.log(conf / (1 - conf)) + self.intercept
-        return [float(value) for value in 1 / (1 + np.exp(-z))]
+        # sigmoid(z) = exp(-log(1 + exp(-z))): the same number, without overflowing for the steep fits of separable data
+        return [float(value) for value in np.exp(-np.logaddexp(0.0, -z))]
 
 
 def platt_scaling(confidences: Sequence[float], correct: Sequence[bool | int]) -> PlattScaling | None:

@@ -200,4 +200,4 @@ def relative_improvement(correct: Sequence[bool | int], num_choices: int | Seque
     finite_floats("relative_improvement", "num_choices", choices, low=1.0)
     baseline = sum(1 / k for k in choices) / len(choices)
     accuracy = sum(hits) / len(hits)
-    return 100.0 * (accuracy - baseline) / baseline
+    return 100.0 * (accuracy / baseline - 1.0)  # this form never rounds below its bound, -100 (accuracy 0)

@@ -6,21 +6,23 @@ per-worker partials combine to the serial answer (the report merges each worker'
 Scenario metrics are computed on the controller from every record instead, because their bootstrap
 intervals and the population metrics need the values themselves, not a summary.
 
-``bootstrap_interval`` resamples instances with replacement (Efron 1979; percentile method) for any
-scenario-level statistic, e.g. ECE or balanced accuracy, where no closed-form interval exists.
-``per_group`` and ``group_gap`` give HELM's performance disparities (seeds digest §2.4 (ii), §8 A8):
-the metric on each group's subset, and the max - min gap as an optional summary.
+``bootstrap_interval`` resamples instances with replacement (Efron 1979) for any scenario-level
+statistic, e.g. ECE or balanced accuracy, where no closed-form interval exists; by default its interval
+is built around the estimate, so a reported value always lies inside its own interval.
+``per_group``, ``group_extremes`` and ``group_gap`` give HELM's performance disparities (seeds digest
+§2.4 (ii), §8 A8): the metric on each group's subset, its worst and best group by the metric's
+direction, and how far apart they are.
 """
 
 from __future__ import annotations
 
 import math
-from statistics import NormalDist
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from statistics import NormalDist
 from typing import Any
 
-from .base import MetricInputError
+from .base import Direction, MetricInputError
 
 Z_95 = 1.959963984540054
 
@@ -106,7 +108,7 @@ DEFAULT_RESAMPLES = 1000
 
 @dataclass(frozen=True)
 class Bootstrap:
-    """A statistic's value on the data and its percentile bootstrap interval."""
+    """A statistic's value on the data and its bootstrap interval (see ``bootstrap_interval`` for the methods)."""
 
     estimate: float
     low: float
@@ -129,25 +131,42 @@ class Bootstrap:
         }
 
 
+METHODS = ("centred", "bc", "percentile")
+
+
 def bootstrap_interval(
     statistic: Callable[..., float | None],
     *columns: Sequence[Any],
     resamples: int = DEFAULT_RESAMPLES,
     seed: int = 0,
     confidence: float = 0.95,
-    method: str = "bc",
+    method: str = "centred",
+    bounds: tuple[float, float] | None = None,
 ) -> Bootstrap:
-    """Bootstrap interval of ``statistic(*columns)`` over instances: bias-corrected percentiles by default.
+    """Bootstrap interval of ``statistic(*columns)`` over instances; by default it always contains the estimate.
 
-    Plain percentiles (``method="percentile"``) can leave the estimate outside its own interval for
-    biased statistics such as ECE on small samples; the bias correction (Efron 1987, "BC") shifts the
-    percentiles by how far the estimate sits from the resamples' median.
+    Methods (``tail`` = (1 - confidence) / 2; ``q(a)`` = the a-quantile of the resampled statistics):
 
-    Each column holds one value per instance (e.g. confidences and correctness for ECE); a resample draws
-    instance indices with replacement from ``numpy.random.default_rng(seed)`` and applies the same indices
-    to every column, so paired values stay paired. The same seed gives the same interval. Resamples whose
-    statistic is undefined (None, NaN, or an input error such as a class missing from the resample) are
-    dropped; if all are, the interval is (NaN, NaN).
+    - ``"centred"`` (default): the percentile interval of the resamples with their median bias removed,
+      ``[estimate - (q(0.5) - q(tail)), estimate + (q(1 - tail) - q(0.5))]``. It keeps the spread and the
+      skew of the resamples but places them at the estimate, so the estimate is inside by construction;
+      for a statistic whose resamples centre on the estimate (a mean) it is the plain percentile interval.
+    - ``"bc"``: Efron's (1987) bias-corrected percentiles, levels ``Phi(2 z0 -+ z)`` with
+      ``z0 = Phi^-1(share of resamples below the estimate)``. It contains the estimate only while
+      ``|z0| <= z``, i.e. while the estimate lies inside the central ``confidence`` of its own resamples.
+      Folded statistics such as ECE (a sum of ``|mean confidence - accuracy|``) break that on small runs:
+      resampling noise mostly adds miscalibration, nearly all resamples sit above the estimate, and BC
+      moves the whole interval below it (MMLU's ``platt_ece_10_bin``: 0.085 reported in [0.048, 0.073]).
+      BC then describes a de-biased quantity that the report does not print.
+    - ``"percentile"``: plain percentiles, which miss the estimate in the same cases, on the other side.
+
+    ``bounds`` (the metric's range) clips the interval: the parameter cannot lie outside it, so clipping
+    loses no coverage, and the estimate stays inside. Each column holds one value per instance (e.g.
+    confidences and correctness for ECE); a resample draws instance indices with replacement from
+    ``numpy.random.default_rng(seed)`` and applies the same indices to every column, so paired values stay
+    paired. The same seed gives the same interval. Resamples whose statistic is undefined (None, NaN, or an
+    input error such as a class missing from the resample) are dropped; if all are, the interval is (NaN,
+    NaN). An undefined estimate has nothing to centre on, so it gets the plain percentiles.
     """
     import numpy as np
 
@@ -160,7 +179,9 @@ def bootstrap_interval(
         raise MetricInputError(f"bootstrap_interval: resamples must be a positive integer, got {resamples!r}")
     if not 0.0 < confidence < 1.0:
         raise MetricInputError(f"bootstrap_interval: confidence must be in (0, 1), got {confidence!r}")
-    arrays = [np.asarray(column) if not isinstance(column, np.ndarray) else column for column in columns]
+    if method not in METHODS:
+        raise MetricInputError(f"bootstrap_interval: method must be one of {', '.join(METHODS)}, got {method!r}")
+    arrays = [column if isinstance(column, np.ndarray) else _items(column) for column in columns]
     estimate = _defined(statistic, *columns)
     rng = np.random.default_rng(seed)
     values = []
@@ -171,13 +192,45 @@ def bootstrap_interval(
     if not values:
         return Bootstrap(estimate, math.nan, math.nan, confidence, resamples, seed)
     tail = (1.0 - confidence) / 2
-    quantiles = [tail, 1.0 - tail]
-    if method == "bc" and not math.isnan(estimate):
-        quantiles = _bias_corrected(values, estimate, tail)
-    elif method not in ("bc", "percentile"):
-        raise MetricInputError(f"bootstrap_interval: method must be 'bc' or 'percentile', got {method!r}")
-    low, high = np.quantile(np.asarray(values), quantiles)
-    return Bootstrap(estimate, float(low), float(high), confidence, resamples, seed)
+    if math.isnan(estimate) or method == "percentile":
+        low, high = (float(q) for q in np.quantile(np.asarray(values), [tail, 1.0 - tail]))
+    elif method == "bc":
+        low, high = (float(q) for q in np.quantile(np.asarray(values), _bias_corrected(values, estimate, tail)))
+    else:
+        low, high = _centred(values, estimate, tail)
+    if bounds is not None:
+        low, high = _clipped(low, high, bounds, estimate)
+    return Bootstrap(estimate, low, high, confidence, resamples, seed)
+
+
+def _items(column: Sequence[Any]) -> Any:
+    """The column as a 1-d object array: resamples hand the statistic the very values the estimate saw.
+
+    ``numpy.asarray`` would turn mixed labels (``[0, "a"]``) into strings and fail on ragged rows (the
+    ranked relevances of queries with different numbers of passages).
+    """
+    import numpy as np
+
+    items = np.empty(len(column), dtype=object)
+    for index, value in enumerate(column):
+        items[index] = value
+    return items
+
+
+def _centred(values: Sequence[float], estimate: float, tail: float) -> tuple[float, float]:
+    """The resamples' percentile interval moved by their median bias: ``estimate`` minus/plus non-negative spreads."""
+    import numpy as np
+
+    low, median, high = (float(q) for q in np.quantile(np.asarray(values), [tail, 0.5, 1.0 - tail]))
+    # Spreads of ordered quantiles are >= 0 (max() only guards interpolation rounding), so low <= estimate <= high exactly.
+    return estimate - max(median - low, 0.0), estimate + max(high - median, 0.0)
+
+
+def _clipped(low: float, high: float, bounds: tuple[float, float], estimate: float) -> tuple[float, float]:
+    """The interval within the metric's range, never cut past the estimate (which should lie in the range anyway)."""
+    if math.isnan(estimate):
+        return max(low, bounds[0]), min(high, bounds[1])
+    return max(low, min(bounds[0], estimate)), min(high, max(bounds[1], estimate))
 
 
 def _bias_corrected(values: Sequence[float], estimate: float, tail: float) -> list[float]:
@@ -213,7 +266,42 @@ def per_group(values: Sequence[float], groups: Sequence[Hashable]) -> dict[Hasha
     return {group: stats[group] for group in order}
 
 
-def group_gap(stats: Mapping[Hashable, Stat]) -> float:
-    """Best minus worst group mean (max - min); NaN when no group has a value."""
-    means = [stat.mean for stat in stats.values() if stat.count]
-    return max(means) - min(means) if means else math.nan
+def _badness(value: float, direction: Direction, optimum: float | None) -> float:
+    """One scale on which larger is worse, whatever the metric's direction (gates' default optimum: 0.5)."""
+    if direction == "higher":
+        return -value
+    if direction == "lower":
+        return value
+    return abs(value - (0.5 if optimum is None else optimum))
+
+
+def group_extremes(
+    stats: Mapping[Hashable, Stat], direction: Direction = "higher", optimum: float | None = None
+) -> tuple[Hashable, Hashable] | None:
+    """The worst and the best group by the metric's direction (lowest toxicity is best); None when no group has a value.
+
+    Ties go to the first group (worst) and the last group (best) in ``stats``' order, so equal groups still
+    name two different groups.
+    """
+    defined = [group for group, stat in stats.items() if stat.count]
+    if not defined:
+        return None
+
+    def key(group: Hashable) -> float:
+        return _badness(stats[group].mean, direction, optimum)
+
+    return max(defined, key=key), min(reversed(defined), key=key)
+
+
+def group_gap(stats: Mapping[Hashable, Stat], direction: Direction = "higher", optimum: float | None = None) -> float:
+    """How much worse the worst group is than the best; NaN when no group has a value.
+
+    For higher- and lower-is-better metrics this is the max - min of the group means (HELM's disparity);
+    for a metric with an optimum it is the difference of the two groups' distances to the optimum, since
+    two groups equally far on either side of it are equally good.
+    """
+    extremes = group_extremes(stats, direction, optimum)
+    if extremes is None:
+        return math.nan
+    worst, best = extremes
+    return _badness(stats[worst].mean, direction, optimum) - _badness(stats[best].mean, direction, optimum)

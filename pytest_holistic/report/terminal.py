@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
+from typing import Any
 
 from ..metrics.base import FAMILIES
 from .aggregate import Results
@@ -21,6 +23,16 @@ def worker_line(worker: WorkerSummary) -> str:
         f"peak RSS {worker.peak_rss_mib} MiB"
         + (f", peak GPU {worker.peak_gpu_mib} MiB" if worker.peak_gpu_mib else "")
         + f", {worker.requests_computed} requests computed, {worker.cache_hits} from cache"
+    )
+
+
+def group_line(breakdown: Mapping[str, Any]) -> str:
+    """One run's disparity for a metric; worst and best come from the breakdown, which ranks by the metric's direction."""
+    groups = breakdown["groups"]
+    worst, best = breakdown["worst"], breakdown["best"]
+    return (
+        f"  groups   {breakdown['metric']}: worst {worst} {_number(groups[worst]['mean'])}, "
+        f"best {best} {_number(groups[best]['mean'])}, gap {_number(breakdown['gap'])}"
     )
 
 
@@ -62,16 +74,19 @@ def summary_lines(results: Results) -> list[str]:
                     cell.rjust(width) if c in (2, 3) else cell.ljust(width) for c, (cell, width) in enumerate(zip(row, widths))
                 ).rstrip()
             )
-        for breakdown in run.groups():
-            groups = breakdown["groups"]
-            worst = min(groups, key=lambda g: groups[g]["mean"])
-            best = max(groups, key=lambda g: groups[g]["mean"])
+        replayed = sum(record.cached for record in run.records)
+        if replayed:
             lines.append(
-                f"  groups   {breakdown['metric']}: worst {worst} {groups[worst]['mean']:.3f}, "
-                f"best {best} {groups[best]['mean']:.3f}, gap {breakdown['gap']:.3f}"
+                f"  efficiency: {replayed} of {len(run.records)} answers replayed from the response cache; "
+                "their timings are those of the run that computed them"
             )
+        truncated = sum(record.truncated_tokens > 0 for record in run.records)
+        if truncated:
+            lines.append(f"  {truncated} prompt(s) cut from the left to fit the model's window (truncated_tokens in the report)")
+        lines.extend(group_line(breakdown) for breakdown in run.groups())
         lines.extend(f"  skipped  {reason}" for reason in run.skipped())
     lines.append("(value [95% bootstrap interval]; ↑ higher is better, ↓ lower is better, →x best at x)")
     for result in results.gates:
-        lines.append(f"gate {'PASSED' if result.passed else 'FAILED'}: {result.message}")
+        if result.evaluated:  # the unchecked ones are listed with the other things that did not happen
+            lines.append(f"gate {result.status.upper()}: {result.message}")
     return lines

@@ -50,6 +50,11 @@ def test_calibration_and_classification_are_computed_from_the_records(pytester: 
     assert set(groups["groups"]) == {"short", "long"}
     means = [g["mean"] for g in groups["groups"].values()]
     assert groups["gap"] == pytest.approx(max(means) - min(means))
+    # exact match is higher-is-better: the worst group has the lowest mean (ties name two different groups)
+    assert groups["groups"][groups["worst"]]["mean"] == min(means) and groups["groups"][groups["best"]]["mean"] == max(means)
+    assert groups["worst"] != groups["best"]
+    assert (run["metrics"]["exact_match"]["min"], run["metrics"]["exact_match"]["max"]) == (min(correct) * 1.0, max(correct) * 1.0)
+    assert run["metrics"]["ece_10_bin"]["min"] is None  # a population metric has no per-instance values
 
 
 TOXIC = '''
