@@ -165,8 +165,9 @@ def build_run(
             f"Scenario(...) or loader), got {scenario!r}"
         )
     method = kwargs.get("adapter", "generation")
-    if method not in METHODS:
+    if not isinstance(method, str) or method not in METHODS:
         raise UserError(f"@pytest.mark.holistic on {key}: unknown adapter {method!r}; use one of {', '.join(METHODS)}")
+    check_marker_values(key, kwargs, method)
     spec = make_spec(method, **{name: value for name, value in kwargs.items() if name in SPEC_KEYS})
     try:
         metric_plan = plan_metrics(_names(kwargs.get("metrics", DEFAULT_METRICS[method]), "metrics", key), method)
@@ -182,6 +183,55 @@ def build_run(
     instances = subsample(instances, limit, spec.seed)
     examples = select_examples(loaded.split(scenario.train_split), spec.max_train_instances, spec.seed, scenario.name)
     return RunSpec(key, scenario, loaded, instances, Adapter(spec, examples), metric_plan, gates)
+
+
+_TEXT_KEYS = frozenset({"instructions", "input_prefix", "input_suffix", "output_prefix", "output_suffix", "instance_separator"})
+
+
+def _whole(value: Any, least: int) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= least
+
+
+def _strings(value: Any, *, allow_empty_item: bool = True) -> bool:
+    """A string, or a tuple/list of strings (the forms ``metrics=``, ``gates=`` and ``stop=`` accept)."""
+    items = (value,) if isinstance(value, str) else value if isinstance(value, tuple | list) else None
+    return items is not None and all(isinstance(item, str) and (allow_empty_item or item) for item in items)
+
+
+def _value_problem(name: str, value: Any, method: str) -> str | None:
+    """Why ``name=value`` cannot be used (with the fix), or None when it is fine."""
+    if name == "max_instances":
+        ok, wanted = value is None or _whole(value, 1), "a whole number >= 1 (or None for every instance)"
+    elif name == "max_train_instances":
+        ok, wanted = _whole(value, 0), "a whole number >= 0 (0: no few-shot examples)"
+    elif name == "max_tokens":
+        least = 0 if method == "multiple_choice_separate" else 1
+        ok, wanted = _whole(value, least), f"a whole number >= {least} (tokens to generate)"
+    elif name == "seed":
+        ok, wanted = _whole(value, 0), "a whole number >= 0"
+    elif name in _TEXT_KEYS:
+        ok, wanted = isinstance(value, str), "a string"
+    elif name == "stop":
+        ok = value is None or _strings(value, allow_empty_item=False)
+        wanted = "a string or a tuple of non-empty strings, e.g. stop=('.',)"
+    elif name == "metrics":
+        ok, wanted = _strings(value), "a metric name or a tuple of names, e.g. metrics=('exact_match',)"
+    elif name == "gates":
+        ok, wanted = _strings(value), "a gate or a tuple of gates, e.g. gates=('exact_match >= 0.6',)"
+    elif name == "split":
+        ok, wanted = isinstance(value, str) and bool(value.strip()), "a split name such as 'test' or 'validation'"
+    else:
+        return None
+    return None if ok else f"must be {wanted}"
+
+
+def check_marker_values(key: str, kwargs: Mapping[str, Any], method: str) -> None:
+    """Type and range of every marker value, so a wrong one is a collection error naming it, not a failure per item."""
+    for name, value in kwargs.items():
+        problem = _value_problem(name, value, method)
+        if problem is not None:
+            shown = repr(value) if len(repr(value)) <= 60 else repr(value)[:57] + "..."
+            raise UserError(f"{key}: marker holistic({name}={shown}): {problem}")
 
 
 def _names(value: Any, what: str, key: str) -> tuple[str, ...]:

@@ -3,19 +3,27 @@
 from __future__ import annotations
 
 import os
+import platform
+import re
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from . import _devices
 from .errors import UserError
 from .gates import Gate, parse_gate
 from .metrics import TOXICITY
 from .models.base import ModelOptions
+from .models.registry import check_model_spec
 from .scenarios.scenario import SOURCES
 
 DEFAULT_MODEL = "smollm2-135m"
+DTYPES = ("auto", "float32", "bfloat16", "float16", "float64")
+_DEVICE = re.compile(r"auto|cpu|mps|cuda(:\d+)?")
 
 
 def add_options(parser: pytest.Parser) -> None:
@@ -95,8 +103,8 @@ def add_options(parser: pytest.Parser) -> None:
         help="profanity (offline default: alt-profanity-check), hf:NAME_OR_FOLDER (a text classifier), "
         "or perspective (PERSPECTIVE_API_KEY)",
     )
-    group.addoption("--holistic-device", dest="holistic_device", default=None, help="cpu, cuda, cuda:1 ... (default: auto)")
-    group.addoption("--holistic-dtype", dest="holistic_dtype", default=None, help="auto, float32, bfloat16 or float16")
+    group.addoption("--holistic-device", dest="holistic_device", default=None, help="auto (default), cpu, cuda, cuda:N or mps")
+    group.addoption("--holistic-dtype", dest="holistic_dtype", default=None, help=f"{', '.join(DTYPES)} (default auto)")
     group.addoption("--holistic-model-revision", dest="holistic_model_revision", default=None, help="hub revision of --model")
     group.addoption(
         "--holistic-trust-remote-code",
@@ -104,6 +112,16 @@ def add_options(parser: pytest.Parser) -> None:
         action="store_true",
         default=False,
         help="allow the model repository to run its own code (off unless asked)",
+    )
+    group.addoption(
+        "--holistic-strict-gates",
+        dest="holistic_strict_gates",
+        action="store_true",
+        default=False,
+        help="a marker or ini gate whose scenario was deselected or not collected fails instead of being reported as not evaluated",
+    )
+    parser.addini(
+        "holistic_strict_gates", "gates that could not be checked fail (see --holistic-strict-gates)", type="bool", default=False
     )
     parser.addini("holistic_model", "model to evaluate (see --model)", default=DEFAULT_MODEL)
     parser.addini("holistic_gates", "scenario-level thresholds, one per line", type="linelist", default=[])
@@ -126,67 +144,192 @@ class Settings:
     max_instances: int | None
     shard_size: int
     scorer_specs: Mapping[str, str] = field(default_factory=dict)  # model-scored metric -> the scorer the user chose
+    strict_gates: bool = False  # a gate that could not be checked (scenario deselected) fails instead of being skipped
 
     @classmethod
     def from_config(cls, config: pytest.Config) -> Settings:
+        """Read and check every option and ini value; a bad one is a UserError naming it, its value and the fix."""
         option = config.option
         gates = tuple(parse_gate(text, "ini") for text in config.getini("holistic_gates")) + tuple(
             parse_gate(text, "command line") for text in option.holistic_gates
         )
-        source = option.holistic_source or config.getini("holistic_source")
-        if source not in SOURCES:
-            raise UserError(f"holistic_source = {source!r} is not one of {', '.join(SOURCES)}")
+        source = _pick(config, option.holistic_source, "--holistic-source", "holistic_source")
+        if source.value not in SOURCES:
+            raise UserError(f"{source.origin} = {source.value!r} is not one of {', '.join(SOURCES)}; use local or hub")
         report_dir = (
-            _folder(config, option.holistic_report_dir, "holistic_report_dir") or config.invocation_params.dir / "reports"
+            _folder(config, option.holistic_report_dir, "--holistic-report-dir", "holistic_report_dir")
+            or config.invocation_params.dir / "reports"
         )
-        batch_text = str(option.holistic_batch_size or config.getini("holistic_batch_size")).strip()
-        batch_size = None if batch_text == "auto" else _positive(batch_text, "batch size")
+        _check_folder(report_dir, "the report folder (--holistic-report-dir)")
+        batch = _pick(config, option.holistic_batch_size, "--holistic-batch-size", "holistic_batch_size")
+        batch_text = str(batch.value).strip()
+        batch_size = None if batch_text == "auto" else _positive(batch_text, batch.origin, "or auto")
         cache_dir = (
             None
             if option.holistic_no_cache
-            else (_folder(config, option.holistic_cache_dir, "holistic_cache_dir") or report_dir / ".cache")
+            else _folder(config, option.holistic_cache_dir, "--holistic-cache-dir", "holistic_cache_dir") or report_dir / ".cache"
         )
+        if cache_dir is not None:
+            _check_folder(cache_dir, "the response cache folder (--holistic-cache-dir)")
+        model = _model_spec(config)
+        model_options = ModelOptions(
+            device=_device(option.holistic_device),
+            dtype=_dtype(option.holistic_dtype),
+            batch_size=batch_size,
+            revision=_revision(option.holistic_model_revision),
+            trust_remote_code=option.holistic_trust_remote_code,
+        )
+        check_model_spec(model, model_options)
+        shard = _pick(config, option.holistic_shard_size, "--holistic-shard-size", "holistic_shard_size")
+        scorer = _pick(config, option.holistic_toxicity_scorer, "--holistic-toxicity-scorer", "holistic_toxicity_scorer")
+        try:
+            scorer_spec = TOXICITY.check_spec(str(scorer.value))
+        except UserError as error:
+            raise UserError(f"{scorer.origin}: {error}") from None
         return cls(
-            model=option.holistic_model or config.getini("holistic_model") or DEFAULT_MODEL,
-            model_options=ModelOptions(
-                device=option.holistic_device or "auto",
-                dtype=option.holistic_dtype or "auto",
-                batch_size=batch_size,
-                revision=option.holistic_model_revision,
-                trust_remote_code=option.holistic_trust_remote_code,
-            ),
+            model=model,
+            model_options=model_options,
             gates=gates,
             report_dir=report_dir,
             cache_dir=cache_dir,
-            source=source,
+            source=source.value,
             max_instances=None
             if option.holistic_max_instances is None
-            else _positive(option.holistic_max_instances, "max instances"),
-            shard_size=_positive(option.holistic_shard_size or config.getini("holistic_shard_size"), "shard size"),
-            scorer_specs={
-                TOXICITY.name: TOXICITY.check_spec(option.holistic_toxicity_scorer or config.getini("holistic_toxicity_scorer"))
-            },
+            else _positive(option.holistic_max_instances, "--holistic-max-instances", "(instances per scenario)"),
+            shard_size=_positive(shard.value, shard.origin, "(items per shard, default 64)"),
+            scorer_specs={TOXICITY.name: scorer_spec},
+            strict_gates=bool(option.holistic_strict_gates or config.getini("holistic_strict_gates")),
         )
 
 
-def _folder(config: pytest.Config, given: str | None, ini_name: str) -> Path | None:
+@dataclass(frozen=True)
+class _Given:
+    """A setting's value and where it came from, so an error names what the user wrote."""
+
+    value: Any
+    origin: str  # "--holistic-shard-size" or "holistic_shard_size in tox.ini"
+
+
+def _pick(config: pytest.Config, given: object, flag: str, ini_name: str) -> _Given:
+    """The command-line value when one was given (0 and '' included), else the ini value."""
+    if given is not None:
+        return _Given(given, flag)
+    return _Given(config.getini(ini_name), _ini_origin(config, ini_name))
+
+
+def _ini_origin(config: pytest.Config, ini_name: str) -> str:
+    return f"{ini_name} in {config.inipath.name}" if config.inipath is not None else f"{ini_name} (ini)"
+
+
+def _folder(config: pytest.Config, given: str | None, flag: str, ini_name: str) -> Path | None:
     """A folder from the command line (relative to where pytest was started) or the ini file (relative to it)."""
-    if given:
-        return config.invocation_params.dir / Path(given).expanduser()
+    if given is not None:
+        if not given.strip():
+            raise UserError(f"{flag} is empty; pass a folder, or leave the option out for the default")
+        path = config.invocation_params.dir / Path(given).expanduser()
+        _check_folder(path, flag)
+        return path
     if config.getini(ini_name):
         base = config.inipath.parent if config.inipath is not None else config.rootpath
-        return base / Path(config.getini(ini_name)).expanduser()
+        path = base / Path(config.getini(ini_name)).expanduser()
+        _check_folder(path, _ini_origin(config, ini_name))
+        return path
     return None
 
 
-def _positive(value: object, what: str) -> int:
-    try:
-        number = int(str(value))
-    except ValueError:
-        raise UserError(f"{what} {value!r} is not a whole number") from None
+def _check_folder(path: Path, origin: str) -> None:
+    """A folder that is a file (or lies under one) can never be created: say so now, not at the first write."""
+    for candidate in (path, *path.parents):
+        if candidate.exists():
+            if not candidate.is_dir():
+                where = "is a file" if candidate == path else f"lies under {candidate}, which is a file"
+                raise UserError(f"{origin}: {path} {where}, not a folder; pass a folder path")
+            return
+
+
+def _positive(value: object, origin: str, fix: str) -> int:
+    """A whole number >= 1 from an option or ini value (``0`` is refused, never read as 'not given')."""
+    text = str(value).strip()
+    if isinstance(value, bool) or not text.lstrip("+").isdigit():
+        raise UserError(f"{origin} = {value!r}: must be a whole number >= 1 {fix}".rstrip())
+    number = int(text)
     if number < 1:
-        raise UserError(f"{what} must be at least 1, got {number}")
+        raise UserError(f"{origin} = {number}: must be a whole number >= 1 {fix}".rstrip())
     return number
+
+
+def _model_spec(config: pytest.Config) -> str:
+    given = _pick(config, config.option.holistic_model, "--model", "holistic_model")
+    spec = str(given.value).strip()
+    if not spec:
+        raise UserError(
+            f"{given.origin} is empty; pass a hub name (gpt2-large), a local folder, scripted:PATH, "
+            f"or leave it out for the default {DEFAULT_MODEL}"
+        )
+    return spec
+
+
+def _revision(value: str | None) -> str | None:
+    if value is not None and not value.strip():
+        raise UserError("--holistic-model-revision is empty; pass a branch, tag or commit, or leave the option out")
+    return None if value is None else value.strip()
+
+
+def _device(value: str | None) -> str:
+    device = "auto" if value is None else value.strip()
+    if not _DEVICE.fullmatch(device):
+        raise UserError(f"--holistic-device = {value!r}: use auto, cpu, cuda, cuda:N (N = 0, 1, ...) or mps")
+    return device
+
+
+def _dtype(value: str | None) -> str:
+    dtype = "auto" if value is None else value.strip()
+    if dtype not in DTYPES:
+        raise UserError(f"--holistic-dtype = {value!r}: use one of {', '.join(DTYPES)}")
+    return dtype
+
+
+def check_device(device: str) -> None:
+    """Refuse a device this machine does not have, once and before any item (not at every load).
+
+    Decided cheaply: through torch when something already imported it, else from ``CUDA_VISIBLE_DEVICES``
+    and nvidia-smi's list (a machine without nvidia-smi has no CUDA GPU for our purposes).
+    """
+    if device.startswith("cuda"):
+        count = _cuda_device_count()
+        index = int(device.split(":")[1]) if ":" in device else 0
+        if count == 0:
+            raise UserError(f"--holistic-device = {device!r}: this machine has no visible CUDA GPU; use cpu or auto")
+        if index >= count:
+            raise UserError(
+                f"--holistic-device = {device!r}: only {count} CUDA GPU(s) are visible (cuda:0 to cuda:{count - 1}); "
+                "pick one of them, or use cuda or auto"
+            )
+    elif device == "mps" and not _mps_available():
+        raise UserError("--holistic-device = 'mps': Apple's MPS backend is not available on this machine; use cpu or auto")
+
+
+def _cuda_device_count() -> int:
+    torch = sys.modules.get("torch")
+    if torch is not None:
+        return int(torch.cuda.device_count()) if torch.cuda.is_available() else 0
+    gpus = _devices.visible_gpus()
+    outer = os.environ.get("CUDA_VISIBLE_DEVICES")
+    if outer is None or not gpus:
+        return len(gpus)
+    listed = []
+    for entry in (part.strip() for part in outer.split(",")):
+        if not entry or entry.startswith("-"):
+            break  # CUDA stops reading the list at the first invalid entry
+        listed.append(entry)
+    return len(listed)
+
+
+def _mps_available() -> bool:
+    torch = sys.modules.get("torch")
+    if torch is not None:
+        return bool(torch.backends.mps.is_available())
+    return sys.platform == "darwin" and platform.machine() == "arm64"
 
 
 def check_writable(folder: Path) -> None:

@@ -102,6 +102,18 @@ def _checked(candidate: object, origin: str) -> Backend:
     )
 
 
+def check_model_spec(spec: str, options: ModelOptions) -> None:
+    """Check at start-up what can be checked without loading: a scripted model's whole file.
+
+    Other specs are checked when first used (a warm rerun never loads the model); a plugin registering the
+    ``scripted`` scheme itself takes it over, so its file is left to that plugin.
+    """
+    if scheme_of(spec) == "scripted" and "scripted" not in _entry_point_schemes():
+        from .scripted import ScriptedBackend
+
+        ScriptedBackend.from_spec(spec, options).check()
+
+
 def resolve_backend(spec: str, options: ModelOptions, provided: object | None = None) -> Backend:
     """The backend for ``spec`` (see the module docstring for the order)."""
     if provided is not None:

@@ -8,11 +8,14 @@ Its identity is the file's name and content hash, so edited rules never reuse st
 
 from __future__ import annotations
 
+import difflib
 import hashlib
 import json
+import math
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 from ..errors import ModelLoadError
 from .base import (
@@ -49,27 +52,17 @@ class ScriptedModel(BatchStreaming):
 
     @classmethod
     def from_file(cls, path: str | Path) -> ScriptedModel:
+        """The model a rules file describes; the whole file is checked first (see :func:`read_script`)."""
         path = Path(path)
-        text = _read(path)
-        try:
-            if path.suffix in (".yaml", ".yml"):
-                import yaml
-
-                script = yaml.safe_load(text)
-            else:
-                script = json.loads(text)
-        except Exception as error:  # json and yaml raise different types; both mean a malformed script
-            raise ModelLoadError(f"scripted model file {path} is not valid {path.suffix[1:] or 'JSON'}: {error}") from None
-        if not isinstance(script, dict):
-            raise ModelLoadError(f"scripted model file {path} must hold a mapping with 'generate'/'loglikelihood' rules")
+        text, script = read_script(path)
         identity = _identity(path, text)
         return cls(
             script.get("generate"),
             script.get("loglikelihood"),
-            str(script.get("default", "")),
+            script.get("default", ""),
             name=identity.name,
             revision=identity.revision,
-            batch_size=int(script.get("batch_size", 8)),
+            batch_size=script.get("batch_size", 8),
             delay=float(script.get("delay", 0.0)),
         )
 
@@ -128,10 +121,91 @@ class ScriptedModel(BatchStreaming):
         ]
 
 
+SCRIPT_KEYS = ("generate", "loglikelihood", "default", "batch_size", "delay")
+EXAMPLE = 'generate: {"capital of France": " Paris"}'
+
+
 def _read(path: Path) -> str:
+    if path.is_dir():
+        raise ModelLoadError(f"scripted model file {path} is a folder; pass --model scripted:PATH with a JSON or YAML file")
     if not path.is_file():
         raise ModelLoadError(f"scripted model file {path} does not exist; pass --model scripted:PATH with a JSON or YAML file")
-    return path.read_text(encoding="utf-8")
+    try:
+        return path.read_bytes().decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        raise ModelLoadError(
+            f"scripted model file {path} is not UTF-8 (byte {error.start}: {error.reason}); save it as UTF-8"
+        ) from None
+    except OSError as error:
+        raise ModelLoadError(f"scripted model file {path} cannot be read: {error.strerror or error}") from None
+
+
+def _parse(path: Path, text: str) -> object:
+    """JSON for ``.json`` (and any suffix other than .yaml/.yml), YAML otherwise; a syntax error names the line."""
+    if path.suffix not in (".yaml", ".yml"):
+        try:
+            return json.loads(text)
+        except json.JSONDecodeError as error:
+            raise ModelLoadError(f"scripted model file {path}:{error.lineno}: not valid JSON ({error.msg})") from None
+    import yaml
+
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError as error:
+        mark = getattr(error, "problem_mark", None)
+        where = f"{path}:{mark.line + 1}" if mark is not None else str(path)
+        problem = getattr(error, "problem", None) or str(error).splitlines()[0]
+        raise ModelLoadError(f"scripted model file {where}: not valid YAML ({problem})") from None
+
+
+def _check_rules(path: Path, key: str, rules: object, kind: type | tuple[type, ...], wanted: str) -> None:
+    if not isinstance(rules, Mapping):
+        raise ModelLoadError(
+            f"scripted model file {path}: {key!r} must be a mapping of prompt substring to {wanted}, "
+            f"got {type(rules).__name__} {rules!r:.60}"
+        )
+    for needle, value in rules.items():
+        if not isinstance(needle, str) or not needle:
+            raise ModelLoadError(f"scripted model file {path}: {key!r} key {needle!r} must be a non-empty string (quote it)")
+        if isinstance(value, bool) or not isinstance(value, kind) or (isinstance(value, float) and not math.isfinite(value)):
+            raise ModelLoadError(
+                f"scripted model file {path}: {key}[{needle!r}] must be {wanted}, got {type(value).__name__} {value!r:.60}"
+            )
+
+
+def _check_script(path: Path, script: object) -> dict[str, Any]:
+    """Every field of a rules file, checked at once so a mistake is one line naming the file and the field."""
+    if script is None:
+        raise ModelLoadError(f"scripted model file {path} is empty; write rules such as {EXAMPLE}")
+    if not isinstance(script, dict):
+        raise ModelLoadError(
+            f"scripted model file {path} must hold a mapping with keys {', '.join(SCRIPT_KEYS)}, got {type(script).__name__}"
+        )
+    for key in script:
+        if key not in SCRIPT_KEYS:
+            close = difflib.get_close_matches(str(key), SCRIPT_KEYS, n=1)
+            hint = f"did you mean {close[0]!r}? " if close else ""
+            raise ModelLoadError(f"scripted model file {path}: unknown key {key!r}; {hint}known keys: {', '.join(SCRIPT_KEYS)}")
+    if "generate" in script:
+        _check_rules(path, "generate", script["generate"], str, "an answer string")
+    if "loglikelihood" in script:
+        _check_rules(path, "loglikelihood", script["loglikelihood"], (int, float), "a number (a log-probability)")
+    default = script.get("default", "")
+    if not isinstance(default, str):
+        raise ModelLoadError(f"scripted model file {path}: 'default' must be a string, got {type(default).__name__} {default!r}")
+    batch_size = script.get("batch_size", 8)
+    if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
+        raise ModelLoadError(f"scripted model file {path}: 'batch_size' must be a whole number >= 1, got {batch_size!r}")
+    delay = script.get("delay", 0.0)
+    if isinstance(delay, bool) or not isinstance(delay, int | float) or not 0 <= delay < math.inf:
+        raise ModelLoadError(f"scripted model file {path}: 'delay' must be a number of seconds >= 0, got {delay!r}")
+    return script
+
+
+def read_script(path: Path) -> tuple[str, dict[str, Any]]:
+    """The text of a rules file (its identity) and its checked content."""
+    text = _read(path)
+    return text, _check_script(path, _parse(path, text))
 
 
 def _identity(path: Path, text: str) -> ModelInfo:
@@ -148,7 +222,14 @@ class ScriptedBackend:
 
     @classmethod
     def from_spec(cls, spec: str, options: ModelOptions) -> ScriptedBackend:
-        return cls(Path(spec.split(":", 1)[1]).expanduser())
+        given = spec.split(":", 1)[1]
+        if not given.strip():
+            raise ModelLoadError(f"--model {spec!r} names no file; pass --model scripted:PATH with a JSON or YAML file")
+        return cls(Path(given).expanduser())
+
+    def check(self) -> None:
+        """Read and check the whole rules file now (start-up), so a mistake is a usage error before any item."""
+        read_script(self.path)
 
     def identify(self) -> ModelInfo | None:
         return _identity(self.path, _read(self.path))

@@ -42,7 +42,7 @@ class Fields:
             return self._build(row, index, default_split)
         except ScenarioError as error:
             raise ScenarioError(f"{origin}: {error}") from None
-        except (ValueError, TypeError) as error:
+        except (ValueError, TypeError, IndexError, AttributeError) as error:
             raise ScenarioError(f"{origin}: {error}; fix the row or the scenario's Fields(...) mapping") from None
         except KeyError as error:
             raise ScenarioError(
@@ -56,6 +56,8 @@ class Fields:
         instance_id = str(raw_id) if raw_id not in (None, "") else f"{split}-{index:05d}"
         text = self._input(row)
         group = row.get(self.group) if self.group else None
+        if isinstance(group, bool):  # a flag column: "challenging" / "not challenging" reads better than "True" / "False"
+            group = self.group if group else f"not {self.group}"
         tags = row.get(self.tags) or ()
         if isinstance(tags, str):
             tags = tuple(tag for tag in tags.split(",") if tag)
@@ -70,13 +72,20 @@ class Fields:
             if isinstance(answer, str) and answer.strip().lstrip("-").isdigit() and answer not in choices:
                 answer = int(answer)
             return Instance.multiple_choice(instance_id, text, choices, answer, **common)
-        return Instance(instance_id, text, _references(row[self.references]), **common)
+        return Instance(instance_id, text, _references(_present(row, self.references)), **common)
 
     def _input(self, row: Mapping[str, Any]) -> str:
         if "{" not in self.input:
-            return str(row[self.input])
-        names = [name for _, name, _, _ in Formatter().parse(self.input) if name]
-        return self.input.format(**{name: row[name] for name in names})
+            return str(_present(row, self.input))
+        try:
+            names = {_column(name) for _, name, _, _ in Formatter().parse(self.input) if name is not None}
+        except ValueError as error:
+            raise ScenarioError(
+                f"Fields(input={self.input!r}) is not a valid template ({error}); write columns as {{name}}"
+            ) from None
+        if "" in names or any(name.isdigit() for name in names):
+            raise ScenarioError(f"Fields(input={self.input!r}) has a positional field; name a column, as in {{question}}")
+        return self.input.format(**{name: _present(row, name) for name in names})
 
     def _choices(self, row: Mapping[str, Any]) -> list[str]:
         if isinstance(self.choices, tuple):
@@ -85,6 +94,19 @@ class Fields:
         if isinstance(value, str):
             value = json.loads(value)
         return [str(choice) for choice in value]
+
+
+def _column(field_name: str) -> str:
+    """The column a template field reads: ``passage`` for ``{passage}``, ``{passage.title}`` and ``{passage[0]}``."""
+    return field_name.split(".", 1)[0].split("[", 1)[0]
+
+
+def _present(row: Mapping[str, Any], name: str) -> Any:
+    """The row's value for ``name``; a null (JSON null, a missing CSV cell) is an error, never the text 'None'."""
+    value = row[name]
+    if value is None:
+        raise ScenarioError(f"field {name!r} is null; give it a value or fix the scenario's Fields(...) mapping")
+    return value
 
 
 def _label_name(labels: Mapping[Any, str], value: Any) -> str:
@@ -108,6 +130,8 @@ def _references(value: Any) -> tuple[Reference, ...]:
     references = []
     for item in value if isinstance(value, list | tuple) else [value]:
         if isinstance(item, Mapping):
+            if "text" not in item:
+                raise ScenarioError(f"reference {item!r} has no 'text'; write strings or {{'text': ..., 'correct': ...}}")
             references.append(Reference(str(item["text"]), bool(item.get("correct", True))))
         else:
             references.append(Reference(str(item), True))

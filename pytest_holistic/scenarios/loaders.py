@@ -8,14 +8,19 @@ Calling a source that was never resolved reads relative paths against the curren
 
 from __future__ import annotations
 
+import codecs
 import csv
 import hashlib
+import io
 import json
+import os
+import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Protocol
 
+from .. import _hub
 from ..errors import ScenarioError
 from .fields import Fields
 from .instance import Instance
@@ -45,11 +50,34 @@ def _sha256(path: Path) -> str:
 
 
 def _require_file(path: Path) -> None:
+    if path.is_dir():
+        raise ScenarioError(f"scenario data file {path.absolute()} is a folder; point jsonl()/csv_file() at a file")
     if not path.is_file():
         raise ScenarioError(
             f"scenario data file {path.absolute()} does not exist; check the path "
             "(relative paths start at the folder of the test file that uses the scenario)"
         )
+
+
+def _read_text(path: Path) -> str:
+    """The whole file as UTF-8 (a BOM is dropped); an undecodable byte is named by its offset and line."""
+    _require_file(path)
+    try:
+        data = path.read_bytes()
+    except OSError as error:
+        raise ScenarioError(f"scenario data file {path} cannot be read: {error.strerror or error}") from None
+    skip = len(codecs.BOM_UTF8) if data.startswith(codecs.BOM_UTF8) else 0
+    try:
+        text = data[skip:].decode("utf-8")
+    except UnicodeDecodeError as error:
+        offset = skip + error.start
+        line = data.count(b"\n", 0, offset) + 1
+        raise ScenarioError(
+            f"{path}:{line}: not UTF-8 text (byte {offset} is 0x{data[offset]:02x}: {error.reason}); save the file as UTF-8"
+        ) from None
+    if not text.strip():
+        raise ScenarioError(f"scenario data file {path} is empty; add instances (one per line or row)")
+    return text
 
 
 @dataclass(frozen=True)
@@ -87,21 +115,21 @@ class JsonlSource:
         return replace(self, path=_resolve(self.path, base))
 
     def __call__(self) -> Iterator[Instance]:
-        _require_file(self.path)
-        with self.path.open(encoding="utf-8-sig") as handle:
-            index = 0
-            for line_number, line in enumerate(handle, start=1):
-                if not line.strip():
-                    continue
-                origin = f"{self.path}:{line_number}"
-                try:
-                    row = json.loads(line)
-                except json.JSONDecodeError as error:
-                    raise ScenarioError(f"{origin}: not valid JSON ({error.msg}); each line must be one JSON object") from None
-                if not isinstance(row, dict):
-                    raise ScenarioError(f"{origin}: expected a JSON object, got {type(row).__name__}")
-                yield self.fields.to_instance(row, index, self.split, origin)
-                index += 1
+        index = 0
+        for line_number, line in enumerate(_read_text(self.path).splitlines(), start=1):
+            if not line.strip():
+                continue
+            origin = f"{self.path}:{line_number}"
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError as error:
+                raise ScenarioError(
+                    f"{origin}: not valid JSON ({error.msg} at column {error.colno}); each line must be one JSON object"
+                ) from None
+            if not isinstance(row, dict):
+                raise ScenarioError(f"{origin}: expected a JSON object, got {type(row).__name__}; write one JSON object per line")
+            yield self.fields.to_instance(row, index, self.split, origin)
+            index += 1
 
     def provenance(self) -> dict[str, Any]:
         return {"kind": "jsonl", "path": str(self.path), "sha256": _sha256(self.path) if self.path.is_file() else None}
@@ -120,11 +148,40 @@ class CsvSource:
         return replace(self, path=_resolve(self.path, base))
 
     def __call__(self) -> Iterator[Instance]:
-        _require_file(self.path)
-        with self.path.open(encoding="utf-8-sig", newline="") as handle:
-            reader = csv.DictReader(handle, delimiter=self.delimiter)
-            for index, row in enumerate(reader):
-                yield self.fields.to_instance(row, index, self.split, f"{self.path}:{reader.line_num}")
+        if not isinstance(self.delimiter, str) or len(self.delimiter) != 1:
+            raise ScenarioError(f"csv_file({self.path.name!r}, delimiter={self.delimiter!r}): use a one-character delimiter")
+        reader = csv.reader(io.StringIO(_read_text(self.path), newline=""), delimiter=self.delimiter)
+        header = self._header(reader)
+        index = 0
+        while (row := self._next_row(reader)) is not None:
+            origin = f"{self.path}:{reader.line_num}"
+            if not any(cell.strip() for cell in row):
+                continue
+            if len(row) != len(header):
+                raise ScenarioError(
+                    f"{origin}: {len(row)} field(s), but the header has {len(header)} ({', '.join(header)}); "
+                    f"quote values that contain {self.delimiter!r} or line breaks, and close every quote"
+                )
+            yield self.fields.to_instance(dict(zip(header, row)), index, self.split, origin)
+            index += 1
+
+    def _next_row(self, reader: Any) -> list[str] | None:
+        try:
+            return next(reader)
+        except StopIteration:
+            return None
+        except csv.Error as error:
+            raise ScenarioError(f"{self.path}:{reader.line_num}: not valid CSV ({error}); fix the row") from None
+
+    def _header(self, reader: Any) -> list[str]:
+        header = self._next_row(reader)
+        if not header or not any(name.strip() for name in header):
+            raise ScenarioError(f"{self.path}: the first line must be a header row naming the columns")
+        repeated = sorted({name for name in header if header.count(name) > 1})
+        if repeated:
+            shown = ", ".join(map(repr, repeated))
+            raise ScenarioError(f"{self.path}:1: header repeats column(s) {shown}; give every column its own name")
+        return header
 
     def provenance(self) -> dict[str, Any]:
         return {"kind": "csv", "path": str(self.path), "sha256": _sha256(self.path) if self.path.is_file() else None}
@@ -152,17 +209,23 @@ class HubSource:
         return replace(self, name=str(local)) if local.exists() else self
 
     def __call__(self) -> Iterator[Instance]:
+        unreachable = None if Path(self.name).exists() else _offline_unless_reachable()
         import datasets  # heavy: imported only when a hub scenario is loaded
 
+        failure: str | None = None
         try:
             loaded = datasets.load_dataset(self.name, self.config, revision=self.revision, data_files=self.data_files)
         except Exception as error:  # datasets raises many types; the user needs the name and the fix
             first_line = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
-            raise ScenarioError(
-                f"could not load dataset {self.name!r} (config {self.config!r}, revision {self.revision!r}): {first_line}; "
-                "check the name and revision, that the hub is reachable or the dataset is in the local HF cache, "
-                "or use --holistic-source=local"
-            ) from None
+            hint = (
+                f"the hub ({unreachable}) cannot be reached, so only the local HF cache was read; run where there is network"
+                if unreachable
+                else "check the name and revision, that the hub is reachable or the dataset is in the local HF cache"
+            )
+            what = f"dataset {self.name!r} (config {self.config!r}, revision {self.revision!r})"
+            failure = f"could not load {what}: {first_line}; {hint}"
+        if failure is not None:  # raised outside the except block, so the message is not chained to datasets' error
+            raise ScenarioError(f"{failure}, or use --holistic-source=local")
         wanted = self.splits or {name: name for name in loaded}
         for hub_split, split in wanted.items():
             if hub_split not in loaded:
@@ -172,6 +235,21 @@ class HubSource:
 
     def provenance(self) -> dict[str, Any]:
         return {"kind": "hf", "name": self.name, "config": self.config, "revision": self.revision}
+
+
+def _offline_unless_reachable() -> str | None:
+    """Switch this process to the local HF cache when one probe finds the hub unreachable; the endpoint, if so.
+
+    Only possible before huggingface_hub is imported (it reads ``HF_HUB_OFFLINE`` once); later, or when the
+    user already chose offline, this does nothing and returns None.
+    """
+    if _hub.offline() or "huggingface_hub" in sys.modules:
+        return None
+    endpoint = _hub.unreachable_hub()
+    if endpoint is not None:
+        os.environ["HF_HUB_OFFLINE"] = "1"  # later loads in this process (datasets, models) read the cache at once too
+        os.environ[_hub.UNREACHABLE] = endpoint  # so their messages blame the network, not a setting the user never made
+    return endpoint
 
 
 def jsonl(path: str | Path, fields: Fields | None = None, *, split: str = "test") -> JsonlSource:

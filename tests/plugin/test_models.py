@@ -52,6 +52,22 @@ def test_hub_name_from_local_cache_offline(
     assert report["runs"][0]["metrics"]["quasi_exact_match"]["value"] == pytest.approx(0.75)
 
 
+def test_hub_name_from_local_cache_when_the_hub_cannot_be_reached(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, tiny_gpt2: Path, read_report
+) -> None:
+    # No HF_HUB_OFFLINE: one short probe finds the hub unreachable, so the load reads the cache without retrying.
+    _fake_hub_cache(pytester.path / "hf", "holistic-test/tiny-gpt2", tiny_gpt2, COMMIT)
+    monkeypatch.setenv("HF_HOME", str(pytester.path / "hf"))
+    monkeypatch.setenv("HF_ENDPOINT", "http://127.0.0.1:9")  # nothing listens on the discard port
+    for name in ("HF_HUB_CACHE", "HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"):
+        monkeypatch.delenv(name, raising=False)
+    pytester.makepyfile(test_caps=capitals())
+    result = pytester.runpytest_subprocess("--model", "holistic-test/tiny-gpt2", timeout=300)
+    result.assert_outcomes(passed=4)
+    assert "Retry" not in result.stdout.str() + result.stderr.str()
+    assert read_report(pytester.path, "holistic-test_tiny-gpt2")["model"]["revision"] == COMMIT
+
+
 def test_hub_name_missing_offline_errors_in_one_line_and_stops(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
     _offline_env(monkeypatch, pytester.path / "hf")
     pytester.makepyfile(test_caps=capitals())
