@@ -166,7 +166,7 @@ def main() -> None:
     pytest_cmd = [python, "-m", "pytest", "test_bench.py", "-q", "-p", "no:cacheprovider", "--model", folder,
                   "--holistic-batch-size", str(args.batch_size), "--holistic-report-dir", str(WORK / "reports"),
                   "--holistic-cache-dir", str(cache)]
-    report_path = WORK / "reports" / Path(folder).name / "report.json"
+    report_path = WORK / "reports" / Path(folder).name / "latest" / "report.json"
 
     if "mc" in parts:
         bare_s, _ = timed([python, str(HERE / "bare_loop.py"), "mc", folder, str(data), str(args.batch_size), str(WORK / "bare_mc.json")])

@@ -12,11 +12,17 @@ from typing import Any
 import pytest
 from xdist.scheduler import LoadScopeScheduling
 
+from ._roles import REPORTER
 from .execution import assign_shards
 
 
 class ShardScheduling(LoadScopeScheduling):
-    """xdist's scope scheduling, where a scope is a shard of a parametrized test function."""
+    """xdist's scope scheduling, where a scope is a shard of a parametrized test function.
+
+    Crash handling is xdist's ``load`` rule, not ``loadscope``'s: the item that was running when a worker
+    died is reported once as failed and never rerun; the rest of its shard goes back to the queue once.
+    (Requeueing the crashing item too would crash one replacement worker after another.)
+    """
 
     def __init__(self, config: pytest.Config, log: Any, shard_size: int) -> None:
         super().__init__(config, log)
@@ -27,6 +33,28 @@ class ShardScheduling(LoadScopeScheduling):
         if self._scopes is None:
             self._scopes = assign_shards(self.collection or [], self._shard_size)
         return self._scopes.get(nodeid, nodeid)
+
+    def remove_node(self, node: Any) -> str | None:
+        """Forget a finished or dead worker; for a dead one, return the item it died on and requeue the others."""
+        workload = self.assigned_work.pop(node)
+        pending = [(scope, nodeid) for scope, unit in workload.items() for nodeid, done in unit.items() if not done]
+        if not pending:
+            return None
+        crashed_scope, crashitem = pending[0]
+        workload[crashed_scope][crashitem] = True
+        for scope, unit in workload.items():
+            remaining = {nodeid: False for nodeid, done in unit.items() if not done}
+            if remaining:
+                self.workqueue[scope] = remaining
+        for live in self.nodes:
+            self._reschedule(live)
+        return crashitem
+
+    def _reschedule(self, node: Any) -> None:
+        """As xdist's, but a replacement worker still collecting gets its work when its collection arrives."""
+        if node not in self.registered_collections:
+            return
+        super()._reschedule(node)
 
 
 class XdistController:
@@ -40,6 +68,12 @@ class XdistController:
         if config.getvalue("dist") == "load":
             return ShardScheduling(config, log, self.shard_size)
         return None
+
+    def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
+        """The controller never collects: the first worker's collection is the list of items the run means to run."""
+        reporter = self.config.stash.get(REPORTER, None)
+        if reporter is not None:
+            reporter.expect(ids)
 
     def pytest_testnodedown(self, node: Any, error: Any) -> None:
         output = getattr(node, "workeroutput", None) or {}

@@ -14,10 +14,11 @@ end farthest from the optimum. ``abs(...)`` gates metrics with an optimum:
 
 from __future__ import annotations
 
+import difflib
 import math
 import operator
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from .errors import GateSyntaxError
@@ -125,9 +126,18 @@ class GateResult:
     n: int
     interval: tuple[float, float]
     message: str
+    evaluated: bool = True  # False: the gate could not be checked (its scenario deselected, or the run interrupted)
+
+    @property
+    def status(self) -> str:
+        """``passed``, ``failed``, or ``not_evaluated`` (never counted as passed)."""
+        if not self.evaluated:
+            return "not_evaluated"
+        return "passed" if self.passed else "failed"
 
     def to_dict(self) -> dict[str, object]:
         return {
+            "status": self.status,
             "gate": self.gate.expression,
             "origin": self.gate.origin,
             "run": self.run,
@@ -174,3 +184,19 @@ def judge(gate: Gate, run: str, scenario: str, observations: Mapping[str, Observ
         summary += f"; {subject} = {compared:.4f}"
     message = f"{summary} {verdict} {gate.op} {gate.threshold:g}"
     return GateResult(gate, run, scenario, passed, observation.value, observation.n, (observation.low, observation.high), message)
+
+
+def check_metric_name(gate: Gate, known: Sequence[str], where: str) -> None:
+    """Refuse a gate whose metric looks like a misspelling of a metric that exists, before any model work.
+
+    A score a test records itself (``record(my_score=...)``) may have any name, so a name is refused
+    only when it is not known but is close to one that is: ``exact_mach`` is a typo, ``my_score`` is not.
+    """
+    if gate.metric in known:
+        return
+    close = difflib.get_close_matches(gate.metric, sorted(set(known)), n=1, cutoff=0.8)
+    if close:
+        raise GateSyntaxError(
+            f"gate {gate.expression!r} ({where}): no metric {gate.metric!r}; did you mean {close[0]!r}? "
+            "(a score you record yourself may have any name that is not this close to a known one)"
+        )

@@ -25,3 +25,12 @@ def pytest_holistic_worker_finished(config: pytest.Config, summary: dict[str, An
 
 def pytest_holistic_report_written(config: pytest.Config, path: Any, report: dict[str, Any]) -> None:
     """Called on the controller after ``report.json`` was written, with its path and content."""
+
+
+def pytest_holistic_runs_collected(config: pytest.Config, runs: list[dict[str, Any]]) -> None:
+    """Called in a process without xdist workers once collection is done, with every run collection built.
+
+    Each entry is a run's description plus how many items it had before and after deselection, so the
+    reporter can decide every gate, also those of a scenario with no item left. (An xdist worker sends the
+    same list with its summary instead.)
+    """

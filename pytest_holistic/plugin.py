@@ -9,6 +9,7 @@ actually needed.
 from __future__ import annotations
 
 from collections.abc import Generator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -16,12 +17,13 @@ import pytest
 from ._roles import ITEM_SCORES, ITEM_WORK, REPORTER, WORKER_SIDE, is_worker
 from .adaptation import Completion
 from .errors import UserError
+from .gates import check_metric_name
 from .models import cache as response_cache
 from .models.cached import CachedModel
-from .report.json_report import JsonWriter
+from .report.json_report import JsonWriter, new_run_id
 from .report.reporter import Reporter
-from .settings import Settings, add_options, check_writable
-from .worker import Recorder, WorkerSide, prepare_worker
+from .settings import Settings, add_options, check_device, check_writable
+from .worker import Recorder, WorkerSide, gate_metric_names, prepare_worker
 
 MARKER_HELP = "holistic(scenario, adapter=..., metrics=..., gates=...): evaluate a model on every instance of the scenario"
 
@@ -42,8 +44,11 @@ def pytest_configure(config: pytest.Config) -> None:
     controller = not is_worker(config)
     try:
         settings = Settings.from_config(config)
+        for gate in settings.gates:
+            check_metric_name(gate, gate_metric_names(), f"from the {gate.origin}")
         if controller and not config.option.collectonly:
             check_writable(settings.report_dir)
+            check_device(settings.model_options.device)
     except UserError as error:
         raise pytest.UsageError(f"pytest-holistic: {error}") from None
     if not controller:
@@ -52,7 +57,9 @@ def pytest_configure(config: pytest.Config) -> None:
         response_cache.clear(settings.cache_dir)
     config.stash[WORKER_SIDE] = WorkerSide(config, settings)
     if controller:
-        reporter = Reporter(config, settings.model, settings.gates, [JsonWriter(settings.report_dir, settings.model)])
+        run_id = new_run_id()
+        writers = [JsonWriter(settings.report_dir, settings.model, run_id)]
+        reporter = Reporter(config, settings.model, settings.gates, writers, strict_gates=settings.strict_gates, run_id=run_id)
         config.stash[REPORTER] = reporter
         config.pluginmanager.register(reporter, "holistic-reporter")
         if config.pluginmanager.hasplugin("xdist"):
@@ -92,8 +99,18 @@ def pytest_runtest_makereport(
     item: pytest.Item, call: pytest.CallInfo[None]
 ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
     report = yield
+    if call.excinfo is not None and call.excinfo.errisinstance(UserError):
+        report.longrepr = _user_error_line(call.excinfo)
     _worker(item.config).attach_record(item, report)
     return report
+
+
+def _user_error_line(excinfo: pytest.ExceptionInfo[BaseException]) -> str:
+    """A user mistake met inside a test (a bad model behind ``holistic_model``): one line and where, no traceback."""
+    package = Path(__file__).parent
+    outside = [entry for entry in excinfo.traceback if package not in Path(entry.path).parents]
+    where = f"{Path(outside[-1].path).name}:{outside[-1].lineno + 1}: " if outside else ""
+    return f"pytest-holistic: {where}{excinfo.value}"
 
 
 @pytest.hookimpl(tryfirst=True)

@@ -8,9 +8,8 @@ identity; the process's summary goes out once at the end. Nothing here writes a 
 
 from __future__ import annotations
 
+import numbers
 import os
-import shutil
-import subprocess
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -18,14 +17,17 @@ from typing import Any
 
 import pytest
 
+from . import _devices
 from ._roles import ITEM_ANSWER, ITEM_SCORES, ITEM_WORK, is_worker
 from .errors import HolisticError, InternalError, ModelLoadError, UserError
 from .execution import Answer, Executor, Scorers, Work
+from .gates import check_metric_name
+from .metrics import known_names
 from .metrics.base import Score
 from .models.cache import ResponseCache
 from .models.cached import CachedModel
 from .models.registry import Backend, resolve_backend
-from .report.records import ItemRecord, Outcome, RunHeader, WorkerSummary
+from .report.records import CollectedRun, ItemRecord, Outcome, RunHeader, WorkerSummary
 from .runspec import RunSpec, build_run
 from .settings import Settings
 
@@ -50,19 +52,6 @@ def worker_environment(
     return updates
 
 
-def visible_gpus() -> list[str]:
-    """GPU indices nvidia-smi reports, without importing torch; none on a machine without it."""
-    if shutil.which("nvidia-smi") is None:
-        return []
-    try:
-        listed = subprocess.run(
-            ["nvidia-smi", "--query-gpu=index", "--format=csv,noheader"], capture_output=True, text=True, timeout=30, check=True
-        )
-    except (OSError, subprocess.SubprocessError):
-        return []
-    return [line.strip() for line in listed.stdout.splitlines() if line.strip().isdigit()]
-
-
 def peak_memory() -> dict[str, float | None]:
     """Peak resident memory of this process and, when CUDA was used, peak GPU memory (MiB)."""
     import resource
@@ -75,9 +64,21 @@ def peak_memory() -> dict[str, float | None]:
     return {"peak_rss_mib": round(rss, 1), "peak_gpu_mib": None if gpu is None else round(gpu, 1)}
 
 
+def gate_metric_names() -> list[str]:
+    """Every metric name a gate can check without the test recording it: the registries and the efficiency figures."""
+    from .report.aggregate import EFFICIENCY
+
+    return [*known_names(), *EFFICIENCY]
+
+
 def _one_line(text: str) -> str:
     lines = [line for line in text.strip().splitlines() if line.strip()]
     return lines[-1].strip() if lines else ""
+
+
+def _short(value: object) -> str:
+    shown = repr(value)
+    return shown if len(shown) <= 60 else shown[:57] + "..."
 
 
 class Recorder:
@@ -94,15 +95,19 @@ class Recorder:
                 for name, value in score.items():
                     self._put(str(name), value)
             else:
-                raise TypeError(f"record() takes Score objects (from pytest_holistic.metrics) or name=value, got {score!r}")
+                pytest.fail(
+                    f"record() takes Score objects (from pytest_holistic.metrics) or name=value, got {_short(score)}",
+                    pytrace=False,
+                )
         for name, value in named.items():
             self._put(name, value)
 
     def _put(self, name: str, value: Any) -> None:
-        if isinstance(value, bool) or isinstance(value, int | float):
+        """A misuse fails this item with one line (the test's own mistake, not a traceback into the plugin)."""
+        if isinstance(value, numbers.Real):  # bool, int, float and numpy's scalars
             self._scores[name] = float(value)
         else:
-            raise TypeError(f"record(): metric {name!r} must be a number, got {value!r}")
+            pytest.fail(f"record(): metric {name!r} must be a number, got {_short(value)}", pytrace=False)
 
 
 class WorkerSide:
@@ -113,6 +118,7 @@ class WorkerSide:
         self.settings = settings
         self.name = str(config.workerinput["workerid"]) if is_worker(config) else "main"  # type: ignore[attr-defined]
         self.runs: dict[str, RunSpec] = {}
+        self.selected: dict[str, int] = {}
         cache = ResponseCache(settings.cache_dir) if settings.cache_dir is not None else None
         self.model = CachedModel(self._backend, cache)
         self.executor = Executor(self.model, settings.shard_size, Scorers(settings.scorer_specs))
@@ -142,6 +148,11 @@ class WorkerSide:
             )
         except UserError as error:
             raise pytest.Collector.CollectError(f"pytest-holistic: {error}") from None
+        try:
+            for gate in run.gates:
+                check_metric_name(gate, gate_metric_names(), f"marker of {run.key}")
+        except UserError as error:
+            raise pytest.Collector.CollectError(f"pytest-holistic: {error}") from None
         self.runs[run.key] = run
         if "instance" not in metafunc.fixturenames:
             metafunc.fixturenames.append("instance")
@@ -150,6 +161,7 @@ class WorkerSide:
     def register(self, items: Sequence[pytest.Item]) -> None:
         """Tell the executor which collected items are holistic, so it can compute them a shard at a time."""
         works = []
+        self.selected = dict.fromkeys(self.runs, 0)
         for item in items:
             callspec = getattr(item, "callspec", None)
             if callspec is None or "instance" not in callspec.params or item.get_closest_marker("holistic") is None:
@@ -158,7 +170,14 @@ class WorkerSide:
             if run is not None:
                 item.stash[ITEM_WORK] = work = Work(item.nodeid, run, callspec.params["instance"])
                 works.append(work)
+                self.selected[run.key] += 1
         self.executor.register([item.nodeid for item in items], works)
+        if not is_worker(self.config):  # an xdist worker sends its runs with its summary instead
+            self.config.hook.pytest_holistic_runs_collected(config=self.config, runs=[run.to_data() for run in self.collected()])
+
+    def collected(self) -> list[CollectedRun]:
+        """Every run collection built, with how many of its items survived deselection (-k, -m, --lf)."""
+        return [CollectedRun(run.info, len(run.instances), self.selected.get(key, 0)) for key, run in sorted(self.runs.items())]
 
     # -- running ------------------------------------------------------------------------------------
 
@@ -174,7 +193,8 @@ class WorkerSide:
             except InternalError:
                 raise  # our bug: the traceback is what a report needs
             except ModelLoadError as error:
-                failure = request.session.shouldstop = f"pytest-holistic: {error}"
+                failure = f"pytest-holistic: {error}"
+                request.session.shouldstop = "pytest-holistic: the model could not be loaded (the error above says why)"
             except HolisticError as error:
                 failure = f"pytest-holistic: {error}"
             if failure is not None:  # failed outside the except block, so the message is not chained to the error
@@ -187,6 +207,9 @@ class WorkerSide:
         if work is None or not (report.when == "call" or (report.when == "setup" and report.failed)):
             return
         report.holistic_record = self.record(item, work, report).to_data()  # type: ignore[attr-defined]
+        snapshot = self.summary(final=False)
+        if snapshot is not None:  # this process's counts so far: what the reporter keeps if the final summary never comes
+            report.holistic_worker = snapshot.to_data()  # type: ignore[attr-defined]
         if work.run.key not in self._announced:
             self._announced.add(work.run.key)
             report.holistic_run = RunHeader(work.run.info, self.model.known_info).to_data()  # type: ignore[attr-defined]
@@ -218,16 +241,17 @@ class WorkerSide:
 
     # -- the end ------------------------------------------------------------------------------------
 
-    def summary(self) -> WorkerSummary | None:
+    def summary(self, final: bool = True) -> WorkerSummary | None:
         """What this process computed; None for a plain process that did no model work (the xdist controller).
 
         An xdist worker always reports, idle or not, so the report lists every worker that was started.
+        The final summary also lists the runs this process collected.
         """
         if not (is_worker(self.config) or self.executor.has_work or self.model.touched):
             return None
         stats = self.model.stats
         info = self.model.known_info
-        details = info.details if info is not None else {}
+        details = info.details if info is not None and self.model.loaded else {}  # a warm worker ran on nothing
         return WorkerSummary(
             worker=self.name,
             model=info,
@@ -242,6 +266,9 @@ class WorkerSide:
             cuda_visible_devices=os.environ.get("CUDA_VISIBLE_DEVICES"),
             batch_size=details.get("batch_size"),
             cache_problem=self.model.cache_problem,
+            model_failure=self.model.load_failure,
+            final=final,
+            runs=tuple(self.collected()) if final and is_worker(self.config) else (),
             **peak_memory(),
         )
 
@@ -262,7 +289,7 @@ class WorkerSide:
 def prepare_worker(config: pytest.Config, settings: Settings) -> None:
     """Pin this xdist worker to its GPU and CPU share before torch or CUDA start."""
     workerinput = config.workerinput  # type: ignore[attr-defined]
-    gpus = [] if settings.model_options.device == "cpu" or "CUDA_VISIBLE_DEVICES" in os.environ else visible_gpus()
+    gpus = [] if settings.model_options.device == "cpu" or "CUDA_VISIBLE_DEVICES" in os.environ else _devices.visible_gpus()
     os.environ.update(
         worker_environment(str(workerinput.get("workerid", "gw0")), int(workerinput.get("workercount", 1)), os.environ, gpus)
     )

@@ -21,6 +21,6 @@ def read_report():
     """Read the report.json a pytester run wrote under its reports/ folder."""
 
     def read(root: Path, model: str) -> dict:
-        return json.loads((root / "reports" / model / "report.json").read_text())
+        return json.loads((root / "reports" / model / "latest" / "report.json").read_text())
 
     return read

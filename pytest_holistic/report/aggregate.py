@@ -22,10 +22,10 @@ from .. import metrics as registry
 from ..errors import InternalError, UserError
 from ..gates import GateResult, Observation
 from ..metrics.base import Direction, Family, MetricInfo
-from ..metrics.stats import Stat, bootstrap_interval, group_gap, per_group
+from ..metrics.stats import Stat, bootstrap_interval, group_extremes, group_gap, per_group
 from ..models.base import ModelInfo
 from .columns import column_values
-from .records import ItemRecord, RunInfo, WorkerSummary
+from .records import CollectedRun, ItemRecord, RunInfo, WorkerSummary
 
 RESAMPLES = 1000
 SEED = 0
@@ -34,7 +34,12 @@ EFFICIENCY = ("runtime_s", "tokens_in", "tokens_out", "throughput", "tokens_per_
 
 @dataclass(frozen=True)
 class MetricResult:
-    """One scenario-level number with its bootstrap interval."""
+    """One scenario-level number with its bootstrap interval (which always contains ``value``).
+
+    ``min`` and ``max`` are the extremes of the per-instance values the number averages (instance
+    metrics, and the per-instance efficiency means); None for population metrics and ratios, which have
+    no per-instance values.
+    """
 
     name: str
     family: Family
@@ -46,6 +51,8 @@ class MetricResult:
     direction: Direction
     optimum: float | None = None
     stderr: float | None = None
+    min: float | None = None
+    max: float | None = None
 
     def observation(self) -> Observation:
         return Observation(self.value, self.low, self.high, self.n, self.direction, self.optimum)
@@ -60,6 +67,8 @@ class MetricResult:
             "direction": self.direction,
             "optimum": self.optimum,
             "stderr": self.stderr,
+            "min": self.min,
+            "max": self.max,
         }
 
 
@@ -80,6 +89,7 @@ def _bootstrapped(
     optimum: float | None,
     statistic: Callable[..., Any],
     columns: Sequence[Sequence[Any]],
+    bounds: tuple[float, float] | None = None,
 ) -> MetricResult:
     try:
         estimate = statistic(*columns)
@@ -88,12 +98,12 @@ def _bootstrapped(
     if estimate is None or (isinstance(estimate, float) and math.isnan(estimate)):
         # Undefined on this run (e.g. no gendered word in any generation): shown as such, never as 0.
         return MetricResult(name, family, kind, math.nan, math.nan, math.nan, len(columns[0]), direction, optimum)
-    interval = bootstrap_interval(statistic, *columns, resamples=RESAMPLES, seed=SEED)
+    interval = bootstrap_interval(statistic, *columns, resamples=RESAMPLES, seed=SEED, bounds=bounds)
     return MetricResult(name, family, kind, float(estimate), interval.low, interval.high, len(columns[0]), direction, optimum)
 
 
 def _of_info(info: MetricInfo, kind: str, statistic: Callable[..., Any], columns: Sequence[Sequence[Any]]) -> MetricResult:
-    return _bootstrapped(info.name, info.family, kind, info.direction, info.optimum, statistic, columns)
+    return _bootstrapped(info.name, info.family, kind, info.direction, info.optimum, statistic, columns, info.bounds)
 
 
 def metric_results(records: Sequence[ItemRecord], population: Sequence[MetricInfo]) -> dict[str, MetricResult]:
@@ -109,7 +119,8 @@ def metric_results(records: Sequence[ItemRecord], population: Sequence[MetricInf
             result = _bootstrapped(name, "custom", "instance", "higher", None, _mean, [values])
         else:
             result = _of_info(info, "instance", _mean, [values])
-        results[name] = replace(result, stderr=Stat.of(values).stderr)
+        stat = Stat.of(values)
+        results[name] = replace(result, stderr=stat.stderr, min=stat.min, max=stat.max)
     for info in population:
         columns = column_values(info.inputs, ordered)
         if columns and columns[0]:
@@ -141,22 +152,33 @@ def _efficiency(records: Sequence[ItemRecord]) -> dict[str, MetricResult]:
     for name, direction, statistic, columns in specs:
         if name == "tokens_out" and not any(tokens_out):
             continue  # scoring adapters generate nothing
-        out[name] = _bootstrapped(name, "efficiency", "efficiency", direction, None, statistic, columns)
+        result = _bootstrapped(name, "efficiency", "efficiency", direction, None, statistic, columns, (0.0, math.inf))
+        if statistic is _mean:  # a mean of per-request values: their extremes are meaningful too
+            result = replace(result, min=min(columns[0]), max=max(columns[0]))
+        out[name] = result
     return out
 
 
-def group_breakdown(records: Sequence[ItemRecord], metric: str) -> dict[str, Any] | None:
-    """Per-group means of ``metric`` and the max-min gap (HELM performance disparities)."""
+def group_breakdown(
+    records: Sequence[ItemRecord], metric: str, direction: Direction = "higher", optimum: float | None = None
+) -> dict[str, Any] | None:
+    """Per-group means of ``metric``, its worst and best group by ``direction``, and the gap (HELM performance disparities)."""
     rows = [
-        (record.instance.group, record.scores[metric]) for record in records if record.instance.group and metric in record.scores
+        (str(record.instance.group), value)
+        for record in records
+        if record.instance.group not in (None, "") and (value := record.scores.get(metric)) is not None and not math.isnan(value)
     ]
     if len({group for group, _ in rows}) < 2:
         return None
     stats = per_group([value for _, value in rows], [group for group, _ in rows])
+    worst, best = group_extremes(stats, direction, optimum) or (None, None)
     return {
         "metric": metric,
+        "direction": direction,
         "groups": {str(group): {"n": stat.count, "mean": stat.mean} for group, stat in stats.items()},
-        "gap": group_gap(stats),
+        "worst": worst,
+        "best": best,
+        "gap": group_gap(stats, direction, optimum),
     }
 
 
@@ -206,8 +228,9 @@ class RunResults:
         """Per-group breakdowns (HELM performance disparities) of the run's declared per-item metrics."""
         declared = set(self.info.metrics)
         originals = [record for record in self.records if record.perturbation is None]
-        names = [name for name, result in self.metrics().items() if result.kind == "instance" and name in declared]
-        return [breakdown for name in names if (breakdown := group_breakdown(originals, name)) is not None]
+        chosen = [result for name, result in self.metrics().items() if result.kind == "instance" and name in declared]
+        breakdowns = (group_breakdown(originals, result.name, result.direction, result.optimum) for result in chosen)
+        return [breakdown for breakdown in breakdowns if breakdown is not None]
 
     def skipped(self) -> list[str]:
         return sorted({reason for record in self._records.values() for reason in record.skipped})
@@ -234,6 +257,16 @@ class Results:
     gates: list[GateResult]
     workers: dict[str, WorkerSummary]
     command: list[str]
+    run_id: str = ""
+    interrupted: str | None = None  # why the run ended early; None when it ran to the end
+    unfinished: list[dict[str, str | None]] = field(default_factory=list)  # collected items without a final report
+    collected: list[CollectedRun] = field(default_factory=list)  # runs collected but without any record
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def complete(self) -> bool:
+        """Every collected item finished, no worker was lost, and nothing stopped the run early."""
+        return self.interrupted is None and not self.unfinished and all(worker.final for worker in self.workers.values())
 
     def batch_seconds(self) -> Stat:
         """Per-batch model time over all workers: their partial statistics merged."""

@@ -9,6 +9,7 @@ import math
 import os
 import platform
 import re
+import secrets
 import sys
 import tempfile
 from collections.abc import Sequence
@@ -18,7 +19,12 @@ from typing import Any
 from ..gates import GateResult
 from .aggregate import Results, RunResults
 
-SCHEMA_VERSION = 2  # 2: per-run and per-record "scorers" replace "toxicity_scorer"; records name their run and perturbation
+# 2: per-run and per-record "scorers" replace "toxicity_scorer"; records name their run and perturbation.
+# 3: "complete", "interrupted", "not_completed", "runs_without_records", "warnings", gate "status", worker "final";
+#    runs' "replayed_from_cache" and "truncated"; metrics' "min"/"max"; groups' "worst"/"best"/"direction";
+#    model "variant" (the dtype and device kind in the cache key); records' completion "cached"/"truncated_tokens";
+#    the report lives in a folder per run (<model>/<run id>/report.json), with <model>/latest naming the newest.
+SCHEMA_VERSION = 3
 PACKAGES = (
     "pytest-holistic",
     "pytest",
@@ -61,7 +67,7 @@ def _finite(value: Any) -> Any:
     return value
 
 
-def _run_data(run: RunResults, gates: Sequence[GateResult]) -> dict[str, Any]:
+def _run_data(run: RunResults, gates: Sequence[GateResult], unfinished: Sequence[dict[str, Any]]) -> dict[str, Any]:
     info = run.info
     return {
         "key": info.key,
@@ -73,7 +79,10 @@ def _run_data(run: RunResults, gates: Sequence[GateResult]) -> dict[str, Any]:
         "few_shot_ids": list(info.few_shot_ids),
         "requested_metrics": list(info.metrics),
         "n": len(run.records),
+        "not_completed": sum(1 for entry in unfinished if entry["run"] == info.key),
         "outcomes": run.outcomes(),
+        "replayed_from_cache": sum(record.cached for record in run.records),
+        "truncated": sum(record.truncated_tokens > 0 for record in run.records),
         "metrics": {name: result.to_dict() for name, result in run.metrics().items()},
         "groups": run.groups(),
         "skipped": run.skipped(),
@@ -90,7 +99,22 @@ def build_report(results: Results) -> dict[str, Any]:
         {
             "schema": "pytest-holistic/report",
             "schema_version": SCHEMA_VERSION,
-            "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+            "created": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
+            "run_id": results.run_id,
+            "complete": results.complete,
+            "interrupted": results.interrupted,
+            "not_completed": list(results.unfinished),
+            "runs_without_records": [
+                {
+                    "key": entry.run.key,
+                    "scenario": entry.run.scenario,
+                    "collected": entry.collected,
+                    "selected": entry.selected,
+                    "reason": "deselected" if entry.selected == 0 else "no selected item finished",
+                }
+                for entry in results.collected
+            ],
+            "warnings": list(results.warnings),
             "model": results.model.to_data() if results.model is not None else {"name": results.model_spec},
             "provenance": {
                 "model_spec": results.model_spec,
@@ -101,7 +125,7 @@ def build_report(results: Results) -> dict[str, Any]:
                 "cpu_count": os.cpu_count(),
                 "packages": package_versions(),
             },
-            "runs": [_run_data(run, results.gates) for run in results.runs],
+            "runs": [_run_data(run, results.gates, results.unfinished) for run in results.runs],
             "gates": [result.to_dict() for result in results.gates],
             "workers": {name: worker.report_data() for name, worker in sorted(results.workers.items())},
             "model_time": {
@@ -127,19 +151,45 @@ def write_json(path: Path, payload: dict[str, Any]) -> Path:
     return path
 
 
+def new_run_id() -> str:
+    """A sortable, collision-free name for one run's report folder: UTC time, then random hex."""
+    return _dt.datetime.now(_dt.UTC).strftime("%Y%m%d-%H%M%S-") + secrets.token_hex(3)
+
+
+def point_latest(model_folder: Path, run_id: str) -> None:
+    """Make ``<model>/latest`` name the newest run's folder: a symlink swapped in atomically, else a text file."""
+    link = model_folder / "latest"
+    temporary = model_folder / f".latest-{run_id}"
+    try:
+        temporary.unlink(missing_ok=True)
+        temporary.symlink_to(run_id, target_is_directory=True)
+        os.replace(temporary, link)
+    except OSError:  # no symlinks here (some Windows set-ups), or "latest" is a real folder: leave a pointer file
+        temporary.unlink(missing_ok=True)
+        (model_folder / "LATEST").write_text(run_id + "\n", encoding="utf-8")
+
+
 class JsonWriter:
-    """``<report dir>/<model>/report.json``; if that folder cannot be written, a temporary one, and a problem line."""
+    """``<report dir>/<model>/<run id>/report.json`` and ``<model>/latest`` pointing at it.
+
+    A folder per run means runs of different suites, or concurrent runs, never overwrite each other. If
+    the folder cannot be written, the report goes to a temporary one, with a problem line.
+    """
 
     name = "json"
 
-    def __init__(self, report_dir: Path, model_spec: str) -> None:
-        self.target = report_dir / model_slug(model_spec) / "report.json"
+    def __init__(self, report_dir: Path, model_spec: str, run_id: str) -> None:
+        self.model_folder = report_dir / model_slug(model_spec)
+        self.run_id = run_id
+        self.target = self.model_folder / run_id / "report.json"
         self.problem: str | None = None
 
     def write(self, results: Results, payload: dict[str, Any]) -> Path:
         try:
-            return write_json(self.target, payload)
+            written = write_json(self.target, payload)
         except OSError as error:
             fallback = Path(tempfile.mkdtemp(prefix="pytest-holistic-")) / "report.json"
             self.problem = f"could not write {self.target} ({error.strerror or error}); wrote {fallback} instead"
             return write_json(fallback, payload)
+        point_latest(self.model_folder, self.run_id)
+        return written

@@ -69,6 +69,16 @@ class ItemRecord:
     def answered(self) -> bool:
         return self.completion is not None
 
+    @property
+    def cached(self) -> bool:
+        """Whether every answer of this item came from the response cache (its timings are replayed)."""
+        return self.completion is not None and self.completion.cached
+
+    @property
+    def truncated_tokens(self) -> int:
+        """Prompt tokens dropped from the left to fit the model's window (``completion.truncated_tokens`` in the data)."""
+        return self.completion.truncated_tokens if self.completion is not None else 0
+
     def to_data(self) -> dict[str, Any]:
         completion = self.completion
         return {
@@ -89,6 +99,7 @@ class ItemRecord:
                 "seconds": completion.seconds if completion is not None else None,
                 "tokens_in": completion.tokens_in if completion is not None else None,
                 "tokens_out": completion.tokens_out if completion is not None else None,
+                "cached": self.cached,
             },
         }
 
@@ -177,6 +188,25 @@ class RunHeader:
         return cls(RunInfo.from_data(data["run"]), ModelInfo.from_data(model) if model is not None else None)
 
 
+@dataclass(frozen=True)
+class CollectedRun:
+    """A run as collection saw it, selected or not: what lets every gate be decided, even for a run with no record.
+
+    ``collected`` counts the run's items before ``-k``/``-m``/``--lf`` deselection, ``selected`` after it.
+    """
+
+    run: RunInfo
+    collected: int
+    selected: int
+
+    def to_data(self) -> dict[str, Any]:
+        return {"run": self.run.to_data(), "collected": self.collected, "selected": self.selected}
+
+    @classmethod
+    def from_data(cls, data: Mapping[str, Any]) -> CollectedRun:
+        return cls(RunInfo.from_data(data["run"]), int(data["collected"]), int(data["selected"]))
+
+
 def _stat_to_data(stat: Stat) -> dict[str, float]:
     return {"count": stat.count, "mean_": stat.mean_, "m2": stat.m2, "min": stat.min, "max": stat.max}
 
@@ -200,6 +230,9 @@ class WorkerSummary:
     cache_problem: str | None
     peak_rss_mib: float | None
     peak_gpu_mib: float | None
+    model_failure: str | None = None  # why the model could not be loaded here, if it could not
+    final: bool = True  # False for the snapshot riding on each record: the counts up to that item
+    runs: tuple[CollectedRun, ...] = ()  # the runs this process collected (sent only with the final summary)
 
     @property
     def requests_computed(self) -> int:
@@ -209,6 +242,7 @@ class WorkerSummary:
         data = {f.name: getattr(self, f.name) for f in fields(self)}
         data["model"] = self.model.to_data() if self.model is not None else None
         data["batch_seconds"] = _stat_to_data(self.batch_seconds)
+        data["runs"] = [run.to_data() for run in self.runs]
         return data
 
     @classmethod
@@ -216,12 +250,13 @@ class WorkerSummary:
         values = dict(data)
         values["model"] = ModelInfo.from_data(data["model"]) if data.get("model") else None
         values["batch_seconds"] = Stat(**data["batch_seconds"])
+        values["runs"] = tuple(CollectedRun.from_data(run) for run in data.get("runs") or ())
         return cls(**values)
 
     def report_data(self) -> dict[str, Any]:
         """The report's row for this worker: counts, timings and device (the model info is reported once)."""
         data = self.to_data()
-        del data["model"], data["worker"]
+        del data["model"], data["worker"], data["runs"]
         stat = self.batch_seconds
         data["batch_seconds"] = {
             "n": stat.count,

@@ -3,11 +3,14 @@
 It collects item records as reports arrive (the same path at -n 0 and -n 8), keeps each worker's
 summary, judges the gates once the items are done (each gate a test item of its own), and hands the
 results to its writers and the terminal. Data only flows in: nothing here calls back into a worker.
+
+It also keeps the ledger that makes a partial run honest: which items were collected, which finished,
+which crashed with their worker, and why the run ended early. An interrupted or crashed run still gets
+its report, marked incomplete, with every item that did not finish and every gate left unchecked.
 """
 
 from __future__ import annotations
 
-import math
 import sys
 from collections.abc import Generator, Sequence
 from dataclasses import dataclass
@@ -17,12 +20,13 @@ from typing import Any, Protocol
 import pytest
 
 from ..errors import InternalError
-from ..gates import Gate, GateResult, judge
+from ..gates import Gate, GateResult
 from ..models.base import ModelInfo
 from .aggregate import Results, RunResults
 from .json_report import build_report
-from .records import ItemRecord, RunHeader, WorkerSummary
+from .records import CollectedRun, ItemRecord, RunHeader, WorkerSummary
 from .terminal import summary_lines
+from .verdicts import Verdict, decide, not_evaluated
 
 
 class Writer(Protocol):
@@ -55,23 +59,78 @@ class _Crash:
     message: str
 
 
+@dataclass(frozen=True)
+class Unfinished:
+    """A collected item without a final report: crashed with its worker, or never run before the run ended."""
+
+    nodeid: str
+    run: str | None
+    reason: str
+
+    def to_data(self) -> dict[str, str | None]:
+        return {"nodeid": self.nodeid, "run": self.run, "reason": self.reason}
+
+
 class Reporter:
     """Records in, results out: aggregation keyed by (run, perturbation, metric), gates, writers, summary."""
 
-    def __init__(self, config: pytest.Config, model_spec: str, gates: Sequence[Gate], writers: Sequence[Writer]) -> None:
+    def __init__(
+        self,
+        config: pytest.Config,
+        model_spec: str,
+        gates: Sequence[Gate],
+        writers: Sequence[Writer],
+        *,
+        strict_gates: bool = False,
+        run_id: str = "",
+    ) -> None:
         self.config = config
         self.model_spec = model_spec
         self.gates = tuple(gates)
         self.writers = list(writers)
+        self.strict_gates = strict_gates
+        self.run_id = run_id
         self.runs: dict[str, RunResults] = {}
         self.headers: list[RunHeader] = []
         self.workers: dict[str, WorkerSummary] = {}
+        self.snapshots: dict[str, WorkerSummary] = {}
+        self.collected: dict[str, CollectedRun] = {}
+        self.expected: list[str] | None = None
+        self.finished: set[str] = set()
+        self.crashed: dict[str, str] = {}
+        self.interrupted: str | None = None
         self.gate_results: list[GateResult] = []
+        self.gates_decided = False
         self.written: list[Path] = []
 
     # -- collecting ---------------------------------------------------------------------------------
 
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        """The items this run means to run (at -n 0; under xdist the controller hears it from the first worker)."""
+        self.expect([item.nodeid for item in session.items])
+
+    def expect(self, nodeids: Sequence[str]) -> None:
+        if self.expected is None:
+            self.expected = list(nodeids)
+
+    def pytest_holistic_runs_collected(self, config: pytest.Config, runs: list[dict[str, Any]]) -> None:
+        for data in runs:
+            entry = CollectedRun.from_data(data)
+            self.collected.setdefault(entry.run.key, entry)
+
+    def pytest_runtest_logfinish(self, nodeid: str) -> None:
+        self.finished.add(nodeid)
+
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        if report.failed and report.when not in ("setup", "call", "teardown"):  # xdist's report of a crashed worker's item
+            lines = [line.strip() for line in str(report.longrepr).splitlines() if line.strip()]
+            self.crashed[report.nodeid] = next(
+                (line for line in lines if "crashed" in line), lines[-1] if lines else "worker crashed"
+            )
+        snapshot = getattr(report, "holistic_worker", None)
+        if snapshot is not None:
+            worker = WorkerSummary.from_data(snapshot)
+            self.snapshots[worker.worker] = worker
         header = getattr(report, "holistic_run", None)
         if header is not None:
             parsed = RunHeader.from_data(header)
@@ -88,51 +147,50 @@ class Reporter:
     def pytest_holistic_worker_finished(self, config: pytest.Config, summary: dict[str, Any]) -> None:
         worker = WorkerSummary.from_data(summary)
         self.workers[worker.worker] = worker
+        for entry in worker.runs:
+            self.collected.setdefault(entry.run.key, entry)
 
     # -- gates --------------------------------------------------------------------------------------
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtestloop(self, session: pytest.Session) -> Generator[None, object, object]:
-        result = yield
-        if self.runs and not (session.shouldfail or session.shouldstop):
+        try:
+            result = yield
+        except BaseException as stop:  # Ctrl-C, -x / --maxfail, a model that could not load, xdist giving up
+            self.interrupted = _reason(stop)
+            raise
+        stopped = session.shouldfail or session.shouldstop
+        if stopped:
+            self.interrupted = str(stopped)
+        elif self.relevant:
             self._judge_gates(session)
         return result
 
     def _judge_gates(self, session: pytest.Session) -> None:
-        runs = self.ordered_runs()
-        judged: list[tuple[str, GateResult]] = []
-        for run in runs:
-            observations = run.observations()
-            gates = [*run.info.gates, *(gate for gate in self.gates if gate.scenario in (None, run.scenario))]
-            for gate in gates:
-                judged.append((f"{run.key}::gate[{gate.expression}]", judge(gate, run.key, run.scenario, observations)))
-        ran = sorted({run.scenario for run in runs})
-        for gate in self.gates:
-            if gate.scenario is not None and gate.scenario not in ran:
-                message = f"gate {gate.expression}: scenario {gate.scenario!r} did not run (ran: {', '.join(ran)}); "
-                message += "fix the scenario name"
-                judged.append(
-                    (
-                        f"holistic::gate[{gate.expression}]",
-                        GateResult(gate, "", gate.scenario, False, math.nan, 0, (math.nan, math.nan), message),
-                    )
-                )
-        session.testscollected += len(judged)
-        for nodeid, result in judged:
-            self.gate_results.append(result)
-            self._emit_gate(nodeid, result)
+        verdicts = decide(self.gates, self.ordered_runs(), self.collected, self.strict_gates)
+        self.gates_decided = True
+        session.testscollected += len(verdicts)
+        for verdict in verdicts:
+            self.gate_results.append(verdict.result)
+            self._emit_gate(verdict)
 
-    def _emit_gate(self, nodeid: str, result: GateResult) -> None:
+    def _emit_gate(self, verdict: Verdict) -> None:
+        nodeid, result = verdict.nodeid, verdict.result
         path, _, name = nodeid.partition("::")
         location = (path, None, name)
         hook = self.config.hook
         hook.pytest_runtest_logstart(nodeid=nodeid, location=location)
+        longrepr: Any = None
+        if not result.evaluated:
+            longrepr = (path, 0, f"Skipped: {result.message}")
+        elif not result.passed:
+            longrepr = GateFailure(result.message, path)
         report = pytest.TestReport(
             nodeid,
             location,
             {"holistic_gate": 1},
-            "passed" if result.passed else "failed",
-            None if result.passed else GateFailure(result.message, path),
+            result.status.replace("not_evaluated", "skipped"),  # type: ignore[arg-type]
+            longrepr,
             "call",
             user_properties=[("gate", result.gate.expression), ("observed", result.observed), ("n", result.n)],
         )
@@ -146,20 +204,72 @@ class Reporter:
 
     def model_info(self) -> ModelInfo | None:
         """A loaded copy's info (with device and dtype) from any worker, else the identity the records carried."""
-        loaded = [worker.model for _, worker in sorted(self.workers.items()) if worker.model is not None and worker.model.details]
+        workers = [worker for _, worker in sorted(self.worker_table().items())]
+        loaded = [worker.model for worker in workers if worker.model is not None and worker.model.details]
         if loaded:
             return loaded[0]
         known = [header.model for header in self.headers if header.model is not None]
-        known += [worker.model for _, worker in sorted(self.workers.items()) if worker.model is not None]
+        known += [worker.model for worker in workers if worker.model is not None]
         return known[0] if known else None
 
+    def worker_table(self) -> dict[str, WorkerSummary]:
+        """Each worker's final summary, or, for one that crashed or was cut off, its last snapshot."""
+        table = dict(self.snapshots)
+        table.update(self.workers)
+        return table
+
+    def unfinished(self) -> list[Unfinished]:
+        """Items collected but not finished: crashed ones first named by their worker's crash, then the rest."""
+        runs = {run.key for run in self.runs.values()} | set(self.collected)
+        out = []
+        for nodeid in self.expected or []:
+            if nodeid in self.crashed:
+                out.append(Unfinished(nodeid, _run_of(nodeid, runs), self.crashed[nodeid]))
+            elif nodeid not in self.finished:
+                reason = f"did not run: {self.interrupted}" if self.interrupted else "did not run: its worker stopped first"
+                out.append(Unfinished(nodeid, _run_of(nodeid, runs), reason))
+        out += [
+            Unfinished(nodeid, _run_of(nodeid, runs), reason)
+            for nodeid, reason in self.crashed.items()
+            if nodeid not in (self.expected or [])
+        ]
+        return out
+
     def results(self) -> Results:
+        if not self.gates_decided and self.interrupted:
+            self.gate_results = not_evaluated(
+                self.gates, self.collected, self.ordered_runs(), f"the run was interrupted ({self.interrupted})"
+            )
+            self.gates_decided = True
         return Results(
-            self.model_spec, self.model_info(), self.ordered_runs(), list(self.gate_results), dict(self.workers), list(sys.argv)
+            self.model_spec,
+            self.model_info(),
+            self.ordered_runs(),
+            list(self.gate_results),
+            self.worker_table(),
+            list(sys.argv),
+            run_id=self.run_id,
+            interrupted=self.interrupted,
+            unfinished=[entry.to_data() for entry in self.unfinished()],
+            collected=[entry for _, entry in sorted(self.collected.items()) if entry.run.key not in self.runs],
+            warnings=_warnings(self.ordered_runs()),
         )
 
+    @property
+    def relevant(self) -> bool:
+        """Whether this session had anything holistic: a run collected, a record, or a gate to decide."""
+        if self.config.option.collectonly:
+            return False
+        return bool(self.collected or self.runs or self.gates)
+
+    def never_started(self) -> str | None:
+        """The model failure, when the model never answered anything: there is no evaluation to report."""
+        failures = [worker.model_failure for worker in self.worker_table().values() if worker.model_failure]
+        answered = any(record.answered for run in self.runs.values() for record in run.records)
+        return failures[0] if failures and not answered else None
+
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
-        if not self.runs:
+        if not self.relevant or self.never_started():
             return
         results = self.results()
         payload = build_report(results)
@@ -168,15 +278,69 @@ class Reporter:
             self.config.hook.pytest_holistic_report_written(config=self.config, path=self.written[0], report=payload)
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
-        if not self.runs:
+        if not self.relevant:
+            return
+        failure = self.never_started()
+        if failure is not None:
+            terminalreporter.write_line("pytest-holistic: no report written: the model never answered", yellow=True)
             return
         results = self.results()
         model = results.model.name if results.model is not None else self.model_spec
         terminalreporter.write_sep("=", f"holistic summary: {model}")
         for line in summary_lines(results):
             terminalreporter.write_line(line)
-        problems = [writer.problem for writer in self.writers] + [worker.cache_problem for worker in self.workers.values()]
+        for line in _partial_lines(results):
+            terminalreporter.write_line(line, yellow=True)
+        problems = [writer.problem for writer in self.writers] + [worker.cache_problem for worker in results.workers.values()]
         for problem in dict.fromkeys(p for p in problems if p):
             terminalreporter.write_line(f"pytest-holistic: {problem}", yellow=True)
         for path in self.written:
             terminalreporter.write_line(f"report: {path}")
+
+
+def _reason(stop: BaseException) -> str:
+    text = str(stop).strip()
+    if isinstance(stop, KeyboardInterrupt) and type(stop) is KeyboardInterrupt:
+        return "interrupted by the user (KeyboardInterrupt)"
+    return text.splitlines()[0] if text else type(stop).__name__
+
+
+def _run_of(nodeid: str, runs: set[str]) -> str | None:
+    base = nodeid.rsplit("[", 1)[0] if nodeid.endswith("]") else nodeid
+    return base if base in runs else None
+
+
+def _partial_lines(results: Results) -> list[str]:
+    """What did not happen, said once at the end: interruption, unfinished items, unchecked gates, lost workers."""
+    lines = []
+    if results.interrupted:
+        lines.append(f"pytest-holistic: run incomplete: {results.interrupted}")
+    if results.unfinished:
+        crashed = [entry for entry in results.unfinished if "crashed" in str(entry["reason"])]
+        lines.append(
+            f"pytest-holistic: {len(results.unfinished)} item(s) did not finish"
+            + (f" ({len(crashed)} crashed with their worker)" if crashed else "")
+            + "; the report lists them under not_completed"
+        )
+    unchecked = [result for result in results.gates if not result.evaluated]
+    if unchecked:
+        lines.append(f"pytest-holistic: {len(unchecked)} gate(s) not evaluated:")
+        lines += [f"  {result.message}" for result in unchecked]
+    lost = sorted(name for name, worker in results.workers.items() if not worker.final)
+    if lost:
+        lines.append(f"pytest-holistic: no final summary from {', '.join(lost)}; its counts are those of its last finished item")
+    lines += [f"pytest-holistic: {warning}" for warning in results.warnings]
+    return lines
+
+
+def _warnings(runs: Sequence[RunResults]) -> list[str]:
+    """Results that are numbers but not an evaluation: a run whose every answer is empty."""
+    warnings = []
+    for run in runs:
+        answered = [record.completion for record in run.records if record.completion is not None]
+        if answered and all(not completion.text.strip() for completion in answered):
+            warnings.append(
+                f"{run.scenario}: all {len(answered)} answers are empty, so its scores say nothing about the model; "
+                "check max_tokens, the stop sequences and the prompt layout (output_prefix)"
+            )
+    return warnings

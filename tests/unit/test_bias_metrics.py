@@ -7,9 +7,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pytest_holistic.metrics import Column
 from pytest_holistic.metrics import (
     POPULATION,
+    Column,
     MetricInputError,
     demographic_representation,
     group_counts_to_bias,

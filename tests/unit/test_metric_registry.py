@@ -13,7 +13,18 @@ from hypothesis import strategies as st
 
 from pytest_holistic.errors import UserError
 from pytest_holistic.gates import parse_gate
-from pytest_holistic.metrics import BUILTIN, FAMILIES, POPULATION, SCORED, Column, MetricInfo, Score, ScoresOf, lookup, lookup_population
+from pytest_holistic.metrics import (
+    BUILTIN,
+    FAMILIES,
+    POPULATION,
+    SCORED,
+    Column,
+    MetricInfo,
+    Score,
+    ScoresOf,
+    lookup,
+    lookup_population,
+)
 
 NEW_INSTANCE_METRICS = {
     "rouge_1",

@@ -1,0 +1,176 @@
+"""Every gate gets a verdict: judged on the records, failed with its reason, or reported as not evaluated.
+
+The rules (README, "Gates in CI"):
+
+* a gate is judged on every run of its scenario that has records; an unscoped gate only on the runs that
+  recorded its metric, and it fails once if no run did;
+* a gate given on the command line must be checked: if its scenario was deselected, never collected, or
+  no item of it finished, it fails with that reason;
+* a marker or ini gate whose scenario was deselected (``-k``, ``-m``, ``--lf``) or not collected in this
+  run (a narrower path) is *not evaluated*: narrowing a run is a deliberate choice. It is reported as a
+  skipped gate and listed in the summary; ``--holistic-strict-gates`` makes it fail instead. An ini
+  gate naming a scenario that looks like a misspelling of a collected one fails;
+* when the run is interrupted, no gate is judged: each is reported as not evaluated, with the reason.
+"""
+
+from __future__ import annotations
+
+import difflib
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from ..gates import Gate, GateResult, judge
+from .aggregate import EFFICIENCY, RunResults
+from .records import CollectedRun, RunInfo
+
+GLOBAL_PREFIX = "holistic"
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """A gate's result and the node id its test item is reported under."""
+
+    nodeid: str
+    result: GateResult
+
+
+def _failed(gate: Gate, run: str, scenario: str, message: str) -> GateResult:
+    return GateResult(gate, run, scenario, False, math.nan, 0, (math.nan, math.nan), message)
+
+
+def _unchecked(gate: Gate, run: str, scenario: str, reason: str, strict: bool) -> GateResult:
+    """Not evaluated, or a failure when the gate must be checked (command line, or strict gates)."""
+    if gate.origin == "command line":
+        return _failed(
+            gate, run, scenario, f"gate {gate.expression}: {reason}; a gate asked for on the command line must be checked"
+        )
+    if strict:
+        return _failed(gate, run, scenario, f"gate {gate.expression}: {reason}; --holistic-strict-gates makes this a failure")
+    return GateResult(gate, run, scenario, False, math.nan, 0, (math.nan, math.nan), f"gate {gate.expression}: {reason}", False)
+
+
+def _plans(info: RunInfo, metric: str) -> bool:
+    return metric in info.metrics or metric in EFFICIENCY
+
+
+def decide(
+    gates: Sequence[Gate], ran: Sequence[RunResults], collected: Mapping[str, CollectedRun], strict: bool
+) -> list[Verdict]:
+    """Verdicts for the marker gates of every collected run and for every ini and command-line gate."""
+    by_key = {run.key: run for run in ran}
+    infos: dict[str, RunInfo] = {key: entry.run for key, entry in collected.items()}
+    infos.update((run.key, run.info) for run in ran)
+    scoped = [gate for gate in gates if gate.scenario is not None]
+    unscoped = [gate for gate in gates if gate.scenario is None]
+    verdicts: list[Verdict] = []
+    observed_by: dict[Gate, list[str]] = {gate: [] for gate in unscoped}
+    deselected_by: dict[Gate, list[str]] = {gate: [] for gate in unscoped}
+    for key in sorted(infos):
+        info = infos[key]
+        own = [*info.gates, *(gate for gate in scoped if gate.scenario == info.scenario)]
+        run = by_key.get(key)
+        if run is not None:
+            observations = run.observations()
+            verdicts += [
+                Verdict(f"{key}::gate[{gate.expression}]", judge(gate, key, info.scenario, observations)) for gate in own
+            ]
+            for gate in unscoped:
+                if (seen := observations.get(gate.metric)) is not None and seen.n:
+                    observed_by[gate].append(key)
+                    verdicts.append(Verdict(f"{key}::gate[{gate.expression}]", judge(gate, key, info.scenario, observations)))
+            continue
+        entry = collected[key]
+        if entry.selected == 0:
+            reason = f"scenario {info.scenario!r} ({key}) was deselected: none of its {entry.collected} items was selected"
+            verdicts += [
+                Verdict(f"{key}::gate[{gate.expression}]", _unchecked(gate, key, info.scenario, reason, strict)) for gate in own
+            ]
+            for gate in unscoped:
+                if _plans(info, gate.metric):
+                    deselected_by[gate].append(info.scenario)
+        else:
+            message = (
+                f"no item of scenario {info.scenario!r} ({key}) finished: {entry.selected} were selected; "
+                "see the report's not_completed list"
+            )
+            verdicts += [
+                Verdict(
+                    f"{key}::gate[{gate.expression}]", _failed(gate, key, info.scenario, f"gate {gate.expression}: {message}")
+                )
+                for gate in own
+            ]
+    verdicts += _unmatched_scenarios(scoped, {info.scenario for info in infos.values()}, strict)
+    for gate in unscoped:
+        if observed_by[gate]:
+            continue
+        nodeid = f"{GLOBAL_PREFIX}::gate[{gate.expression}]"
+        if deselected_by[gate]:
+            reason = f"the scenarios that record {gate.metric!r} were deselected ({', '.join(sorted(set(deselected_by[gate])))})"
+            verdicts.append(Verdict(nodeid, _unchecked(gate, "", "", reason, strict)))
+        else:
+            ran_names = ", ".join(sorted({run.scenario for run in ran})) or "none"
+            message = (
+                f"gate {gate.expression}: no scenario in this run recorded metric {gate.metric!r} (scenarios run: {ran_names}); "
+                "fix the metric name, or name the scenario ('scenario:metric ...')"
+            )
+            verdicts.append(Verdict(nodeid, _failed(gate, "", "", message)))
+    return verdicts
+
+
+def _unmatched_scenarios(scoped: Sequence[Gate], known: set[str], strict: bool) -> list[Verdict]:
+    """Ini and command-line gates naming a scenario that no collected run has."""
+    verdicts = []
+    for gate in scoped:
+        assert gate.scenario is not None
+        if gate.scenario in known:
+            continue
+        nodeid = f"{GLOBAL_PREFIX}::gate[{gate.expression}]"
+        close = difflib.get_close_matches(gate.scenario, sorted(known), n=1, cutoff=0.75)
+        collected = ", ".join(sorted(known)) or "none"
+        if close or gate.origin == "command line":
+            hint = f"did you mean {close[0]!r}?" if close else "fix the scenario name or pass its test file"
+            message = f"gate {gate.expression}: scenario {gate.scenario!r} did not run (collected: {collected}); {hint}"
+            verdicts.append(Verdict(nodeid, _failed(gate, "", gate.scenario, message)))
+        else:
+            reason = f"scenario {gate.scenario!r} was not collected in this run (collected: {collected})"
+            verdicts.append(Verdict(nodeid, _unchecked(gate, "", gate.scenario, reason, strict)))
+    return verdicts
+
+
+def not_evaluated(
+    gates: Sequence[Gate], collected: Mapping[str, CollectedRun], ran: Sequence[RunResults], reason: str
+) -> list[GateResult]:
+    """Every gate of an interrupted run, none judged: reported with the reason, never as passed."""
+    infos: dict[str, RunInfo] = {key: entry.run for key, entry in collected.items()}
+    infos.update((run.key, run.info) for run in ran)
+    results = [
+        GateResult(
+            gate,
+            key,
+            info.scenario,
+            False,
+            math.nan,
+            0,
+            (math.nan, math.nan),
+            f"gate {gate.expression}: not evaluated, {reason}",
+            False,
+        )
+        for key, info in sorted(infos.items())
+        for gate in info.gates
+    ]
+    results += [
+        GateResult(
+            gate,
+            "",
+            gate.scenario or "",
+            False,
+            math.nan,
+            0,
+            (math.nan, math.nan),
+            f"gate {gate.expression}: not evaluated, {reason}",
+            False,
+        )
+        for gate in gates
+    ]
+    return results

@@ -1,0 +1,156 @@
+"""Nothing lost, nothing silent: crashed workers, interrupted runs and what the report says about them.
+
+Every test runs pytest in a subprocess on the scripted model (fast, deterministic), the way a user would.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+SCRIPT = '{"generate": {"capital of France": " Paris", "capital of Japan": " Tokyo"}, "default": " no"}'
+
+CRASHING_PLAIN = """
+import os
+import pytest
+
+@pytest.mark.parametrize("n", range(20))
+def test_param(n):
+    if n == 7:
+        os._exit(1)
+
+{plain}
+"""
+
+
+def _plain_tests(count: int) -> str:
+    return "\n".join(f"def test_plain_{k}():\n    pass\n" for k in range(count))
+
+
+HOLISTIC = '''
+import os
+import pytest
+from pytest_holistic import Instance, scenario
+
+@scenario
+def numbers():
+    for k in range({count}):
+        yield Instance(id=f"n{{k}}", input=f"Number {{k}}: the capital of France is", references=(" Paris",))
+
+@pytest.mark.holistic(numbers, adapter="generation", input_suffix="", output_prefix="", max_tokens=3,
+                      max_train_instances=0, metrics=("exact_match",){extra})
+def test_numbers(instance, completion):
+    {body}
+'''
+
+
+def holistic_suite(count: int = 30, body: str = "pass", extra: str = "") -> str:
+    return HOLISTIC.format(count=count, body=body, extra=extra)
+
+
+def _latest(root: Path, model: str = "scripted_rules.json") -> dict:
+    return json.loads((root / "reports" / model / "latest" / "report.json").read_text())
+
+
+@pytest.fixture
+def rules(pytester: pytest.Pytester) -> str:
+    (pytester.path / "rules.json").write_text(SCRIPT)
+    return "scripted:rules.json"
+
+
+def test_crashing_worker_costs_only_its_item_in_plain_tests(pytester: pytest.Pytester) -> None:
+    """The same outcome as without the plugin: one failure, every other test runs once."""
+    pytester.makepyfile(test_crash=CRASHING_PLAIN.format(plain=_plain_tests(20)))
+    with_plugin = pytester.runpytest_subprocess("-n", "2", "-p", "no:cacheprovider", timeout=300)
+    without = pytester.runpytest_subprocess("-n", "2", "-p", "no:cacheprovider", "-p", "no:holistic", timeout=300)
+    without.assert_outcomes(failed=1, passed=39)
+    with_plugin.assert_outcomes(failed=1, passed=39)
+    with_plugin.stdout.fnmatch_lines(["*crashed while running*test_param[[]7[]]*"])
+
+
+def test_crashing_worker_in_a_holistic_shard(pytester: pytest.Pytester, rules: str) -> None:
+    """A crash in the middle of a shard: the rest of the shard runs on a live worker, the report lists the crash."""
+    pytester.makepyfile(test_numbers=holistic_suite(body="if instance.id == 'n5':\n        os._exit(1)"))
+    result = pytester.runpytest_subprocess("-n", "2", "--model", rules, "-p", "no:cacheprovider", timeout=300)
+    assert "INTERNALERROR" not in result.stdout.str() + result.stderr.str()
+    result.assert_outcomes(failed=1, passed=29)
+    assert result.ret == 1
+    report = _latest(pytester.path)
+    assert report["complete"] is False
+    crashed = [entry for entry in report["not_completed"] if entry["reason"].startswith("worker")]
+    assert [entry["nodeid"] for entry in crashed] == ["test_numbers.py::test_numbers[n5]"]
+    assert "crashed" in crashed[0]["reason"]
+    run = report["runs"][0]
+    assert run["n"] == 29 and run["outcomes"] == {"passed": 29}
+    assert run["not_completed"] == 1
+    # The crashed worker's summary is gone, but its replacement and the healthy worker report.
+    assert report["workers"]
+
+
+SLOW_SECOND = '''
+import time
+from pathlib import Path
+import pytest
+from pytest_holistic import Instance, scenario
+
+@scenario
+def second():
+    for k in range(20):
+        yield Instance(id=f"s{k}", input=f"Item {k}: the capital of Japan is", references=(" Tokyo",))
+
+@pytest.mark.holistic(second, adapter="generation", input_suffix="", output_prefix="", max_tokens=3,
+                      max_train_instances=0, metrics=("exact_match",), gates=("exact_match>=0.5",))
+def test_second(instance, completion):
+    time.sleep(0.2)
+'''
+
+
+def _interrupt_when(pytester: pytest.Pytester, marker: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """Start pytest in its own process group, wait for ``marker`` to appear, then press Ctrl-C (SIGINT to the group)."""
+    command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *args]
+    process = subprocess.Popen(
+        command, cwd=pytester.path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True
+    )
+    deadline = time.monotonic() + 120
+    while not marker.exists() and process.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert marker.exists(), "the run never reached the point to interrupt"
+    os.killpg(process.pid, signal.SIGINT)
+    output, _ = process.communicate(timeout=120)
+    return subprocess.CompletedProcess(command, process.returncode, output, "")
+
+
+@pytest.mark.parametrize("workers", ["0", "2"])
+def test_interrupted_run_says_so(pytester: pytest.Pytester, rules: str, workers: str) -> None:
+    """Ctrl-C: the report exists, says it is incomplete, lists what did not run, and judges no gate."""
+    marker = pytester.path / "reached"
+    body = f"time.sleep(0.1)\n    if instance.id == 'n12':\n        Path({str(marker)!r}).touch()"
+    pytester.makepyfile(test_first=holistic_suite(count=40, body=body, extra=", gates=('exact_match>=0.5',)").replace("import os", "import os, time\nfrom pathlib import Path"))
+    pytester.makepyfile(test_second=SLOW_SECOND)
+    result = _interrupt_when(pytester, marker, "-n", workers, "--model", rules, "--holistic-gate", "second:exact_match>=0.9")
+    assert result.returncode == 2, result.stdout
+    assert "Traceback" not in result.stdout
+    report = _latest(pytester.path)
+    assert report["complete"] is False
+    assert "interrupt" in report["interrupted"].lower()
+    finished = {record["nodeid"] for run in report["runs"] for record in run["instances"]}
+    missing = {entry["nodeid"] for entry in report["not_completed"]}
+    assert len(finished) + len(missing) == 60 and not finished & missing
+    assert any(node.startswith("test_second.py") for node in missing)
+    assert report["gates"] and all(gate["status"] == "not_evaluated" for gate in report["gates"])
+    assert {gate["gate"] for gate in report["gates"]} >= {"exact_match>=0.5", "second:exact_match>=0.9"}
+    assert "run incomplete" in result.stdout
+    # The workers' counts match what the cache holds: every computed answer was committed and counted.
+    import sqlite3
+
+    with sqlite3.connect(pytester.path / "reports" / ".cache" / "responses.sqlite") as db:
+        stored = db.execute("SELECT COUNT(*) FROM responses").fetchone()[0]
+    computed = sum(worker["generation_requests"] + worker["loglikelihood_requests"] for worker in report["workers"].values())
+    assert computed == stored > 0
