@@ -151,9 +151,15 @@ def test_warm_rerun_reports_the_model_details_and_marks_replayed_answers(
     pytester.makepyfile(test_caps=capitals())
     pytester.runpytest_subprocess("--model", str(tiny_gpt2)).assert_outcomes(passed=4)
     cold = read_report(pytester.path, "tiny-gpt2")
-    pytester.runpytest_subprocess("--model", str(tiny_gpt2)).assert_outcomes(passed=4)
+    rerun = pytester.runpytest_subprocess("--model", str(tiny_gpt2))
+    rerun.assert_outcomes(passed=4)
     warm = read_report(pytester.path, "tiny-gpt2")
     assert warm["workers"]["main"]["cache_hits"] == 4
+    # Timings replayed from the cache are said to be replayed, in the report and the terminal.
+    assert [run["replayed_from_cache"] for run in cold["runs"]] == [0]
+    assert [run["replayed_from_cache"] for run in warm["runs"]] == [4]
+    rerun.stdout.fnmatch_lines(["*efficiency: 4 of 4 answers replayed from the response cache*"])
+    assert warm["workers"]["main"]["device"] is None, "a worker that loaded nothing ran on no device"
     stable = ("architecture", "parameters", "dtype", "device", "source")
     assert {key: warm["model"]["details"][key] for key in stable} == {key: cold["model"]["details"][key] for key in stable}
     assert cold["model"]["details"]["architecture"] == "GPT2LMHeadModel"

@@ -154,3 +154,21 @@ def test_interrupted_run_says_so(pytester: pytest.Pytester, rules: str, workers:
         stored = db.execute("SELECT COUNT(*) FROM responses").fetchone()[0]
     computed = sum(worker["generation_requests"] + worker["loglikelihood_requests"] for worker in report["workers"].values())
     assert computed == stored > 0
+
+
+def test_a_model_that_never_loads_writes_no_report(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_numbers=holistic_suite(count=3))
+    result = pytester.runpytest_subprocess("--model", "./no-such-model", "-p", "no:cacheprovider", timeout=300)
+    assert result.ret == pytest.ExitCode.INTERRUPTED
+    result.stdout.fnmatch_lines(["*no report written: the model never answered*"])
+    assert not list((pytester.path / "reports").glob("**/report.json"))
+
+
+def test_a_scenario_whose_every_answer_is_empty_is_warned_about(pytester: pytest.Pytester) -> None:
+    (pytester.path / "silent.json").write_text('{"default": ""}')
+    pytester.makepyfile(test_numbers=holistic_suite(count=4))
+    result = pytester.runpytest_subprocess("--model", "scripted:silent.json", "-p", "no:cacheprovider", timeout=300)
+    result.assert_outcomes(passed=4)
+    result.stdout.fnmatch_lines(["*numbers: all 4 answers are empty, so its scores say nothing about the model*"])
+    report = _latest(pytester.path, "scripted_silent.json")
+    assert any("all 4 answers are empty" in warning for warning in report["warnings"])
