@@ -14,6 +14,7 @@ from xdist.scheduler import LoadScopeScheduling
 
 from ._roles import REPORTER
 from .execution import assign_shards
+from .worker import LEDGER_KEY
 
 
 class ShardScheduling(LoadScopeScheduling):
@@ -68,6 +69,12 @@ class XdistController:
         if config.getvalue("dist") == "load":
             return ShardScheduling(config, log, self.shard_size)
         return None
+
+    def pytest_configure_node(self, node: Any) -> None:
+        """Tell each worker where to keep its ledger, which the reporter reads if the worker never reports back."""
+        reporter = self.config.stash.get(REPORTER, None)
+        if reporter is not None:
+            node.workerinput[LEDGER_KEY] = str(reporter.ledger_folder())
 
     def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
         """The controller never collects: the first worker's collection is the list of items the run means to run."""

@@ -112,6 +112,14 @@ def parse_gate(text: str, origin: str = "marker") -> Gate:
     metric, _, last = name.rpartition(".")
     bound = last if metric and last in BOUNDS else "mean"
     metric = metric if metric and last in BOUNDS else name
+    head, _, before = metric.rpartition(".")
+    if metric != name and head and before in BOUNDS:  # else read as a metric named 'exact_match.lower', which nothing records
+        raise GateSyntaxError(f"gate {text!r}: two bounds ({before!r}, {last!r}) after {head!r}; write one, e.g. '{head}.{last}'")
+    for role, written in (("threshold", match["threshold"]), ("optimum", match["target"])):
+        if written is not None and not math.isfinite(float(written)):  # 1e999 reads as inf: a gate that cannot fail (or pass)
+            raise GateSyntaxError(
+                f"gate {text!r}: {role} {written} is beyond the float range (it reads as infinity); use a finite number"
+            )
     target = float(match["target"]) if match["target"] is not None else None
     return Gate(match["scenario"], metric, match["op"], float(match["threshold"]), origin, bound, target)
 
@@ -190,13 +198,27 @@ def check_metric_name(gate: Gate, known: Sequence[str], where: str) -> None:
     """Refuse a gate whose metric looks like a misspelling of a metric that exists, before any model work.
 
     A score a test records itself (``record(my_score=...)``) may have any name, so a name is refused
-    only when it is not known but is close to one that is: ``exact_mach`` is a typo, ``my_score`` is not.
+    only when it is not known but is close to one that is: ``exact_mach`` is a typo, ``my_score`` is not;
+    so is one that differs only in case (``EXACT_MATCH``), and a known metric followed by something that
+    is not one bound (``exact_match.lower.upper``, ``exact_match.upr``), which would otherwise never be recorded.
     """
     if gate.metric in known:
         return
-    close = difflib.get_close_matches(gate.metric, sorted(set(known)), n=1, cutoff=0.8)
-    if close:
-        raise GateSyntaxError(
-            f"gate {gate.expression!r} ({where}): no metric {gate.metric!r}; did you mean {close[0]!r}? "
-            "(a score you record yourself may have any name that is not this close to a known one)"
-        )
+    subject = gate.metric if gate.bound == "mean" else f"{gate.metric}.{gate.bound}"
+    folded = {name.lower(): name for name in known}
+    parts = subject.split(".")
+    heads = ((folded.get(".".join(parts[:end]).lower()), ".".join(parts[end:])) for end in range(len(parts), 0, -1))
+    name, rest = next(((name, rest) for name, rest in heads if name is not None), (None, ""))
+    if name is None:
+        close = difflib.get_close_matches(gate.metric, sorted(set(known)), n=1, cutoff=0.8)
+        if not close:
+            return
+        problem = f"no metric {gate.metric!r}; did you mean {close[0]!r}? "
+        problem += "(a score you record yourself may have any name that is not this close to a known one)"
+    elif gate.metric.lower() != name.lower():
+        close = difflib.get_close_matches(rest.lower(), BOUNDS, n=1, cutoff=0.6) if "." not in rest else []
+        hint = f"did you mean '{name}.{close[0]}'? " if close else ""
+        problem = f"unknown bound {rest!r} after metric {name!r}; {hint}write at most one of .{', .'.join(BOUNDS)} after it"
+    else:  # the name of a known metric (and a valid bound) in other letter case
+        problem = f"no metric {gate.metric!r}; did you mean {name!r}? (metric names are case-sensitive)"
+    raise GateSyntaxError(f"gate {gate.expression!r} ({where}): {problem}")

@@ -54,13 +54,24 @@ def pytest_configure(config: pytest.Config) -> None:
     if not controller:
         prepare_worker(config, settings)
     elif settings.cache_dir is not None and getattr(config.option, "cacheclear", False):
-        response_cache.clear(settings.cache_dir)
+        problem = response_cache.clear(settings.cache_dir)
+        if problem:
+            config.issue_config_time_warning(pytest.PytestConfigWarning(f"pytest-holistic: {problem}"), stacklevel=2)
     config.stash[WORKER_SIDE] = WorkerSide(config, settings)
     if controller:
         run_id = new_run_id()
         writers = [JsonWriter(settings.report_dir, settings.model, run_id)]
-        reporter = Reporter(config, settings.model, settings.gates, writers, strict_gates=settings.strict_gates, run_id=run_id)
+        reporter = Reporter(
+            config,
+            settings.model,
+            settings.gates,
+            writers,
+            strict_gates=settings.strict_gates,
+            run_id=run_id,
+            source=settings.source,
+        )
         config.stash[REPORTER] = reporter
+        reporter.handle_sigterm()
         config.pluginmanager.register(reporter, "holistic-reporter")
         if config.pluginmanager.hasplugin("xdist"):
             from ._xdist import XdistController
@@ -72,6 +83,7 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     reporter = config.stash.get(REPORTER, None)
     if reporter is not None:
         del config.stash[REPORTER]
+        reporter.close()
         config.pluginmanager.unregister(reporter)
         xdist = config.pluginmanager.get_plugin("holistic-xdist")
         if xdist is not None:

@@ -238,13 +238,29 @@ def _folder(config: pytest.Config, given: str | None, flag: str, ini_name: str) 
 
 
 def _check_folder(path: Path, origin: str) -> None:
-    """A folder that is a file (or lies under one) can never be created: say so now, not at the first write."""
+    """A folder that can never be created or reached: say so now, not as a traceback at the first write.
+
+    That is a file (or a path under one), a broken symbolic link on the way, or a folder on the way that
+    this user may not look into (``exists()`` raises instead of answering).
+    """
     for candidate in (path, *path.parents):
-        if candidate.exists():
-            if not candidate.is_dir():
+        problem = None
+        try:
+            if candidate.exists():
+                if candidate.is_dir():
+                    return
                 where = "is a file" if candidate == path else f"lies under {candidate}, which is a file"
-                raise UserError(f"{origin}: {path} {where}, not a folder; pass a folder path")
-            return
+                problem = f"{path} {where}, not a folder; pass a folder path"
+            elif candidate.is_symlink():
+                where = "is" if candidate == path else f"goes through {candidate}, which is"
+                problem = (
+                    f"{path} {where} a broken symbolic link (to {os.readlink(candidate)}); "
+                    "create the link's target or pass another folder"
+                )
+        except OSError as error:
+            problem = f"cannot look up {candidate}: {error.strerror or error}; pass a folder this user can reach and write to"
+        if problem is not None:
+            raise UserError(f"{origin}: {problem}")
 
 
 def _positive(value: object, origin: str, fix: str) -> int:

@@ -8,6 +8,9 @@ identity; the process's summary goes out once at the end. Nothing here writes a 
 
 from __future__ import annotations
 
+import dataclasses
+import json
+import math
 import numbers
 import os
 import sys
@@ -30,6 +33,8 @@ from .models.registry import Backend, resolve_backend
 from .report.records import CollectedRun, ItemRecord, Outcome, RunHeader, WorkerSummary
 from .runspec import RunSpec, build_run
 from .settings import Settings
+
+LEDGER_KEY = "holistic_ledger"  # workerinput key: the folder where each xdist worker keeps its ledger file
 
 
 def worker_environment(
@@ -77,7 +82,12 @@ def _one_line(text: str) -> str:
 
 
 def _short(value: object) -> str:
-    shown = repr(value)
+    if isinstance(value, int) and value.bit_length() > 192:  # repr() of a huge int is long, and refused past 4300 digits
+        return f"an int of about {int(value.bit_length() * math.log10(2)) + 1} digits"
+    try:
+        shown = repr(value)
+    except Exception:  # a user object whose __repr__ is broken must not replace the message with its traceback
+        shown = f"<{type(value).__name__}>"
     return shown if len(shown) <= 60 else shown[:57] + "..."
 
 
@@ -103,11 +113,24 @@ class Recorder:
             self._put(name, value)
 
     def _put(self, name: str, value: Any) -> None:
-        """A misuse fails this item with one line (the test's own mistake, not a traceback into the plugin)."""
-        if isinstance(value, numbers.Real):  # bool, int, float and numpy's scalars
-            self._scores[name] = float(value)
-        else:
+        """A misuse fails this item with one line (the test's own mistake, not a traceback into the plugin).
+
+        inf and nan are refused too: inf would make the mean and its interval meaningless (and a gate pass on
+        them), and nan would be dropped from the aggregate without a word.
+        """
+        if not isinstance(value, numbers.Real):  # bool, int, float and numpy's scalars are
             pytest.fail(f"record(): metric {name!r} must be a number, got {_short(value)}", pytrace=False)
+        try:
+            number = float(value)
+        except OverflowError:  # an int (or Fraction) beyond the float range
+            number = math.inf
+        if not math.isfinite(number):
+            pytest.fail(
+                f"record(): metric {name!r} must be a finite number, got {_short(value)}; "
+                "record nothing for an instance where the score is undefined",
+                pytrace=False,
+            )
+        self._scores[name] = number
 
 
 class WorkerSide:
@@ -123,6 +146,10 @@ class WorkerSide:
         self.model = CachedModel(self._backend, cache)
         self.executor = Executor(self.model, settings.shard_size, Scorers(settings.scorer_specs))
         self._announced: set[str] = set()
+        ledger = config.workerinput.get(LEDGER_KEY) if is_worker(config) else None  # type: ignore[attr-defined]
+        self.ledger = Path(ledger) / f"{self.name}.json" if ledger else None
+        if self.ledger is not None:
+            self.model.on_batch = self.write_ledger
 
     def _backend(self) -> Backend:
         """The backend of ``--model``: a plugin's answer first, then the registry (asked once, on first use)."""
@@ -151,6 +178,12 @@ class WorkerSide:
         try:
             for gate in run.gates:
                 check_metric_name(gate, gate_metric_names(), f"marker of {run.key}")
+                if gate.scenario not in (None, run.scenario.name):
+                    raise UserError(
+                        f"gate {gate.expression!r} in the marker of {run.key} names scenario {gate.scenario!r}, but the "
+                        f"marker's scenario is {run.scenario.name!r}; drop the 'scenario:' prefix (a marker gate is about its own "
+                        "scenario) or give the gate with --holistic-gate"
+                    )
         except UserError as error:
             raise pytest.Collector.CollectError(f"pytest-holistic: {error}") from None
         self.runs[run.key] = run
@@ -172,6 +205,7 @@ class WorkerSide:
                 works.append(work)
                 self.selected[run.key] += 1
         self.executor.register([item.nodeid for item in items], works)
+        self.write_ledger()
         if not is_worker(self.config):  # an xdist worker sends its runs with its summary instead
             self.config.hook.pytest_holistic_runs_collected(config=self.config, runs=[run.to_data() for run in self.collected()])
 
@@ -271,6 +305,23 @@ class WorkerSide:
             runs=tuple(self.collected()) if final and is_worker(self.config) else (),
             **peak_memory(),
         )
+
+    def write_ledger(self) -> None:
+        """Leave this worker's runs and counts so far where the controller finds them if this process dies.
+
+        Written after collection and after every committed batch (atomically), so a worker killed mid-shard
+        or cut off by Ctrl-C still shows up in the report with counts that match what it put in the cache.
+        """
+        summary = self.summary(final=False)
+        if self.ledger is None or summary is None:
+            return
+        data = dataclasses.replace(summary, runs=tuple(self.collected())).to_data()
+        temporary = self.ledger.with_name(f".{self.ledger.name}.tmp")
+        try:
+            temporary.write_text(json.dumps(data), encoding="utf-8")
+            os.replace(temporary, self.ledger)
+        except OSError:  # the ledger is a safety net; the report's other sources still work without it
+            pass
 
     def finish(self) -> None:
         """Send this process's summary: through ``workeroutput`` on an xdist worker, else straight to the hook."""

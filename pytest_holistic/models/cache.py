@@ -27,6 +27,8 @@ SCHEMA = (
 )
 MODELS_SCHEMA = "CREATE TABLE IF NOT EXISTS models (key TEXT PRIMARY KEY, details TEXT NOT NULL)"
 FILE_NAME = "responses.sqlite"
+CACHE_ERRORS: tuple[type[Exception], ...] = (sqlite3.Error, OSError, ValueError)
+"""What an unusable cache raises: a broken or foreign file, an unreachable folder, a row that is not our JSON."""
 _RESULT_TYPES: dict[str, Any] = {"generate": GenerationResult, "loglikelihood": LoglikelihoodResult}
 
 
@@ -124,9 +126,13 @@ class ResponseCache:
         return int(self.connection.execute("SELECT COUNT(*) FROM responses").fetchone()[0])
 
     def close(self) -> None:
+        """Close the connection; one that fails to close is dropped all the same (there is nothing left to save)."""
         if self._connection is not None:
-            self._connection.close()
-            self._connection = None
+            connection, self._connection = self._connection, None
+            try:
+                connection.close()
+            except sqlite3.Error:
+                pass
 
 
 def _retry(action: Any, attempts: int = 100, pause: float = 0.1) -> Any:
@@ -140,7 +146,15 @@ def _retry(action: Any, attempts: int = 100, pause: float = 0.1) -> Any:
     return None
 
 
-def clear(folder: Path) -> None:
-    """Delete the cache file and its WAL side files (``--cache-clear``)."""
+def clear(folder: Path) -> str | None:
+    """Delete the cache file and its WAL side files (``--cache-clear``); why that failed, instead of raising.
+
+    A file that cannot be deleted (a folder in its place, no permission) is left for the run to find: opening
+    it then fails too, and the cache is disabled with its one-line problem.
+    """
     for suffix in ("", "-wal", "-shm"):
-        (folder / f"{FILE_NAME}{suffix}").unlink(missing_ok=True)
+        try:
+            (folder / f"{FILE_NAME}{suffix}").unlink(missing_ok=True)
+        except OSError as error:
+            return f"--cache-clear could not delete {folder / f'{FILE_NAME}{suffix}'}: {error.strerror or error}"
+    return None

@@ -10,7 +10,6 @@ replayed), and a warm run reports the model details recorded by the last load in
 
 from __future__ import annotations
 
-import sqlite3
 import time
 from collections import defaultdict
 from collections.abc import Callable, Hashable, Iterator, Sequence
@@ -20,7 +19,7 @@ from typing import Any
 from ..errors import HolisticError, ModelLoadError, ModelOutputError
 from ..metrics.stats import Stat
 from .base import BatchStreaming, GenerationRequest, GenerationResult, LoglikelihoodRequest, LoglikelihoodResult, Model, ModelInfo
-from .cache import ResponseCache, model_key, request_key
+from .cache import CACHE_ERRORS, ResponseCache, model_key, request_key
 from .registry import Backend
 
 
@@ -66,6 +65,7 @@ class CachedModel(BatchStreaming):
         self._replayed: ModelInfo | None = None
         self._replayed_read = False
         self.stats = ModelStats()
+        self.on_batch: Callable[[], None] | None = None  # told after each computed batch is committed and counted
 
     # -- identity and loading ----------------------------------------------------------------------
 
@@ -127,7 +127,7 @@ class CachedModel(BatchStreaming):
             return  # nothing to key it by: a model that only loading can identify is loaded on every run anyway
         try:
             self.cache.put_model(self._keyed(self._identity), dict(model.info.details))
-        except sqlite3.Error as error:
+        except CACHE_ERRORS as error:
             self._disable_cache(error)
 
     @property
@@ -158,7 +158,7 @@ class CachedModel(BatchStreaming):
             if self.cache is not None and identity.revision is not None:
                 try:
                     details = self.cache.get_model(identity)
-                except sqlite3.Error as error:
+                except CACHE_ERRORS as error:
                     self._disable_cache(error)
             if details:
                 self._replayed = replace(identity, details={**details, "from_cache": True})
@@ -229,6 +229,8 @@ class CachedModel(BatchStreaming):
             pairs = [(missing[index], result) for index, result in batch]
             answered.update(index for index, _ in batch)
             self._commit(kind, [(keys[request], result) for request, result in pairs if request in keys], identity)
+            if self.on_batch is not None:
+                self.on_batch()
             yield expand(pairs)
         if len(answered) < len(missing):
             raise ModelOutputError(
@@ -244,7 +246,7 @@ class CachedModel(BatchStreaming):
         keys = {request: request_key(identity, kind, request) for request in requests}  # type: ignore[arg-type]
         try:
             stored = self.cache.get_many(list(keys.values()), kind)
-        except sqlite3.Error as error:
+        except CACHE_ERRORS as error:
             stored = self._disable_cache(error)
         found = {request: stored[key] for request, key in keys.items() if key in stored}
         self.stats.cache_hits += len(found)
@@ -254,13 +256,17 @@ class CachedModel(BatchStreaming):
         if rows and self.cache is not None and identity is not None:
             try:
                 self.cache.put_many(rows, kind, identity.name)
-            except sqlite3.Error as error:  # keep the computed results; only the cache is lost
+            except CACHE_ERRORS as error:  # keep the computed results; only the cache is lost
                 self._disable_cache(error)
 
     def _disable_cache(self, error: Exception) -> dict[str, Any]:
-        """A broken cache file must not cost computed results: stop using it and say so once."""
+        """A broken cache file (or an unreachable folder) must not cost computed results: stop using it and say so once."""
         if self.cache is not None:
-            self.cache_problem = f"response cache {self.cache.path} disabled after an error: {error}"
+            if isinstance(error, OSError) and error.strerror:
+                shown = f"{error.strerror}: {error.filename}" if error.filename else error.strerror
+            else:
+                shown = (str(error).strip().splitlines() or [type(error).__name__])[0]
+            self.cache_problem = f"response cache {self.cache.path} disabled after an error: {shown}"
             self.cache.close()
         self.cache = None
         return {}

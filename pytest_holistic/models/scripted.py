@@ -125,11 +125,24 @@ SCRIPT_KEYS = ("generate", "loglikelihood", "default", "batch_size", "delay")
 EXAMPLE = 'generate: {"capital of France": " Paris"}'
 
 
+def _not_a_file(path: Path) -> str | None:
+    """Why ``path`` is not a regular file, or None: a FIFO would block the read and /dev/null reads as empty."""
+    try:
+        if path.is_file():
+            return None
+        if path.is_dir():
+            return "is a folder"
+        if path.exists():
+            return "is not a regular file (a device, a pipe or a socket)"
+        return "is a broken symbolic link" if path.is_symlink() else "does not exist"
+    except OSError as error:  # e.g. a folder on the way that this user may not look into
+        return f"cannot be looked up ({error.strerror or error})"
+
+
 def _read(path: Path) -> str:
-    if path.is_dir():
-        raise ModelLoadError(f"scripted model file {path} is a folder; pass --model scripted:PATH with a JSON or YAML file")
-    if not path.is_file():
-        raise ModelLoadError(f"scripted model file {path} does not exist; pass --model scripted:PATH with a JSON or YAML file")
+    problem = _not_a_file(path)
+    if problem is not None:
+        raise ModelLoadError(f"scripted model file {path} {problem}; pass --model scripted:PATH with a JSON or YAML file")
     try:
         return path.read_bytes().decode("utf-8-sig")
     except UnicodeDecodeError as error:

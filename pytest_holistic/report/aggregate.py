@@ -216,7 +216,8 @@ class RunResults:
         """The scenario-level numbers of one perturbation (computed once)."""
         if perturbation not in self._metrics:
             population = [info for name in self.info.metrics if (info := registry.POPULATION.get(name)) is not None]
-            chosen = [record for record in self.records if record.perturbation == perturbation]
+            # An item the test skipped (pytest.skip after the answer came) is left out, as a deselected one would be.
+            chosen = [record for record in self.records if record.perturbation == perturbation and record.outcome != "skipped"]
             self._metrics[perturbation] = metric_results(chosen, population)
         return self._metrics[perturbation]
 

@@ -11,7 +11,11 @@ its report, marked incomplete, with every item that did not finish and every gat
 
 from __future__ import annotations
 
+import json
+import shutil
+import signal
 import sys
+import tempfile
 from collections.abc import Generator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -83,6 +87,7 @@ class Reporter:
         *,
         strict_gates: bool = False,
         run_id: str = "",
+        source: str = "local",
     ) -> None:
         self.config = config
         self.model_spec = model_spec
@@ -90,6 +95,7 @@ class Reporter:
         self.writers = list(writers)
         self.strict_gates = strict_gates
         self.run_id = run_id
+        self.source = source  # the data source asked for (--holistic-source), to say where a scenario fell back
         self.runs: dict[str, RunResults] = {}
         self.headers: list[RunHeader] = []
         self.workers: dict[str, WorkerSummary] = {}
@@ -98,10 +104,59 @@ class Reporter:
         self.expected: list[str] | None = None
         self.finished: set[str] = set()
         self.crashed: dict[str, str] = {}
+        self.skipped: set[str] = set()  # items pytest skipped (a skip marker, pytest.skip): never judged as results
         self.interrupted: str | None = None
         self.gate_results: list[GateResult] = []
         self.gates_decided = False
         self.written: list[Path] = []
+        self.ledgers: dict[str, WorkerSummary] = {}
+        self._ledger_dir: Path | None = None
+        self._sigterm: Any = None
+
+    # -- life cycle ---------------------------------------------------------------------------------
+
+    def ledger_folder(self) -> Path:
+        """Where xdist workers leave their ledgers (runs collected, counts after each batch); made on first use."""
+        if self._ledger_dir is None:
+            self._ledger_dir = Path(tempfile.mkdtemp(prefix="pytest-holistic-workers-"))
+        return self._ledger_dir
+
+    def _read_ledgers(self) -> None:
+        """What each worker last wrote: the runs it collected and its counts, also if it never sent its summary."""
+        if self._ledger_dir is None:
+            return
+        for path in sorted(self._ledger_dir.glob("*.json")):
+            try:
+                worker = WorkerSummary.from_data(json.loads(path.read_text(encoding="utf-8")))
+            except (OSError, ValueError, KeyError, TypeError):
+                continue  # a worker killed mid-write leaves no usable file: its snapshots on reports remain
+            self.ledgers[worker.worker] = worker
+            for entry in worker.runs:
+                self.collected.setdefault(entry.run.key, entry)
+
+    def handle_sigterm(self) -> None:
+        """SIGTERM (a CI job cancelled, ``kill``) ends the run like Ctrl-C, so the report is still written.
+
+        Only when nothing else handles it; the previous handler comes back in ``close``.
+        """
+        if signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL:
+            return
+
+        def terminate(signum: int, frame: Any) -> None:
+            raise Terminated("terminated by SIGTERM")
+
+        try:
+            self._sigterm = signal.signal(signal.SIGTERM, terminate)
+        except ValueError:  # not the main thread: leave the default
+            self._sigterm = None
+
+    def close(self) -> None:
+        if self._sigterm is not None:
+            signal.signal(signal.SIGTERM, self._sigterm)
+            self._sigterm = None
+        if self._ledger_dir is not None:
+            shutil.rmtree(self._ledger_dir, ignore_errors=True)
+            self._ledger_dir = None
 
     # -- collecting ---------------------------------------------------------------------------------
 
@@ -127,6 +182,8 @@ class Reporter:
             self.crashed[report.nodeid] = next(
                 (line for line in lines if "crashed" in line), lines[-1] if lines else "worker crashed"
             )
+        if report.skipped and report.when in ("setup", "call"):
+            self.skipped.add(report.nodeid)
         snapshot = getattr(report, "holistic_worker", None)
         if snapshot is not None:
             worker = WorkerSummary.from_data(snapshot)
@@ -160,14 +217,21 @@ class Reporter:
             self.interrupted = _reason(stop)
             raise
         stopped = session.shouldfail or session.shouldstop
+        self._read_ledgers()
         if stopped:
             self.interrupted = str(stopped)
+        elif (left := self._never_ran()) and self.relevant:  # e.g. xdist gave up after too many crashed workers
+            self.interrupted = f"the run ended with {left} item(s) never run (xdist stopped scheduling)"
         elif self.relevant:
             self._judge_gates(session)
         return result
 
     def _judge_gates(self, session: pytest.Session) -> None:
-        verdicts = decide(self.gates, self.ordered_runs(), self.collected, self.strict_gates)
+        skipped: dict[str, int] = {}
+        for nodeid in self.skipped:
+            base = nodeid.rsplit("[", 1)[0]
+            skipped[base] = skipped.get(base, 0) + 1
+        verdicts = decide(self.gates, self.ordered_runs(), self.collected, self.strict_gates, skipped)
         self.gates_decided = True
         session.testscollected += len(verdicts)
         for verdict in verdicts:
@@ -214,9 +278,16 @@ class Reporter:
 
     def worker_table(self) -> dict[str, WorkerSummary]:
         """Each worker's final summary, or, for one that crashed or was cut off, its last snapshot."""
-        table = dict(self.snapshots)
+        table = dict(self.ledgers)
+        for name, snapshot in self.snapshots.items():  # the later of the two: a ledger is written after each batch
+            ledger = table.get(name)
+            if ledger is None or snapshot.requests_computed + snapshot.cache_hits >= ledger.requests_computed + ledger.cache_hits:
+                table[name] = snapshot
         table.update(self.workers)
         return table
+
+    def _never_ran(self) -> int:
+        return sum(1 for nodeid in self.expected or [] if nodeid not in self.finished and nodeid not in self.crashed)
 
     def unfinished(self) -> list[Unfinished]:
         """Items collected but not finished: crashed ones first named by their worker's crash, then the rest."""
@@ -252,7 +323,7 @@ class Reporter:
             interrupted=self.interrupted,
             unfinished=[entry.to_data() for entry in self.unfinished()],
             collected=[entry for _, entry in sorted(self.collected.items()) if entry.run.key not in self.runs],
-            warnings=_warnings(self.ordered_runs()),
+            warnings=_warnings(self.ordered_runs(), self.source),
         )
 
     @property
@@ -269,6 +340,7 @@ class Reporter:
         return failures[0] if failures and not answered else None
 
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        self._read_ledgers()
         if not self.relevant or self.never_started():
             return
         results = self.results()
@@ -298,11 +370,18 @@ class Reporter:
             terminalreporter.write_line(f"report: {path}")
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised where Ctrl-C would be, so pytest finishes the session (and the report) the same way."""
+
+
 def _reason(stop: BaseException) -> str:
+    """Why the run stopped, in words: the user, a signal, pytest's own stop (-x, a failed load), or our bug."""
     text = str(stop).strip()
-    if isinstance(stop, KeyboardInterrupt) and type(stop) is KeyboardInterrupt:
+    if type(stop) is KeyboardInterrupt:
         return "interrupted by the user (KeyboardInterrupt)"
-    return text.splitlines()[0] if text else type(stop).__name__
+    if isinstance(stop, KeyboardInterrupt | pytest.Session.Failed | pytest.Session.Interrupted):
+        return text.splitlines()[0] if text else type(stop).__name__
+    return f"an internal error stopped the run ({type(stop).__name__}); see the INTERNALERROR above"
 
 
 def _run_of(nodeid: str, runs: set[str]) -> str | None:
@@ -333,10 +412,15 @@ def _partial_lines(results: Results) -> list[str]:
     return lines
 
 
-def _warnings(runs: Sequence[RunResults]) -> list[str]:
-    """Results that are numbers but not an evaluation: a run whose every answer is empty."""
+def _warnings(runs: Sequence[RunResults], source: str) -> list[str]:
+    """Results that are numbers but not what was asked for: every answer empty, or the shipped data instead of the hub's."""
     warnings = []
     for run in runs:
+        if run.info.source != source:
+            warnings.append(
+                f"{run.scenario}: has no {source} source, so its {run.info.source} data was used "
+                f"(--holistic-source {source} applies only to scenarios given a {source}= source)"
+            )
         answered = [record.completion for record in run.records if record.completion is not None]
         if answered and all(not completion.text.strip() for completion in answered):
             warnings.append(

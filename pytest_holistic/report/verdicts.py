@@ -18,7 +18,7 @@ from __future__ import annotations
 import difflib
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ..gates import Gate, GateResult, judge
 from .aggregate import EFFICIENCY, RunResults
@@ -54,10 +54,35 @@ def _plans(info: RunInfo, metric: str) -> bool:
     return metric in info.metrics or metric in EFFICIENCY
 
 
+def _distinct(gates: Sequence[Gate]) -> list[Gate]:
+    """One gate per expression: the same threshold from a marker and the command line is one check (kept as the latter)."""
+    chosen: dict[str, Gate] = {}
+    for gate in gates:
+        if gate.expression not in chosen or gate.origin == "command line":
+            chosen[gate.expression] = gate
+    return list(chosen.values())
+
+
+def _on_subset(result: GateResult, entry: CollectedRun | None) -> GateResult:
+    """Say so when a gate was judged on part of its scenario (``-k`` on instance ids, ``--lf``)."""
+    if entry is None or entry.selected >= entry.collected:
+        return result
+    return replace(result, message=f"{result.message} [judged on the {entry.selected} of {entry.collected} items selected]")
+
+
 def decide(
-    gates: Sequence[Gate], ran: Sequence[RunResults], collected: Mapping[str, CollectedRun], strict: bool
+    gates: Sequence[Gate],
+    ran: Sequence[RunResults],
+    collected: Mapping[str, CollectedRun],
+    strict: bool,
+    skipped: Mapping[str, int] | None = None,
 ) -> list[Verdict]:
-    """Verdicts for the marker gates of every collected run and for every ini and command-line gate."""
+    """Verdicts for the marker gates of every collected run and for every ini and command-line gate.
+
+    ``skipped`` counts, per run key, the items pytest skipped (a skip marker, ``pytest.skip`` in setup).
+    """
+    gates = _distinct(gates)
+    skipped = skipped or {}
     by_key = {run.key: run for run in ran}
     infos: dict[str, RunInfo] = {key: entry.run for key, entry in collected.items()}
     infos.update((run.key, run.info) for run in ran)
@@ -65,48 +90,54 @@ def decide(
     unscoped = [gate for gate in gates if gate.scenario is None]
     verdicts: list[Verdict] = []
     observed_by: dict[Gate, list[str]] = {gate: [] for gate in unscoped}
-    deselected_by: dict[Gate, list[str]] = {gate: [] for gate in unscoped}
+    left_out_by: dict[Gate, list[str]] = {gate: [] for gate in unscoped}
     for key in sorted(infos):
         info = infos[key]
         own = [*info.gates, *(gate for gate in scoped if gate.scenario == info.scenario)]
         run = by_key.get(key)
-        if run is not None:
+        entry = collected.get(key)
+        if run is not None and any(record.outcome != "skipped" for record in run.records):
             observations = run.observations()
-            verdicts += [
-                Verdict(f"{key}::gate[{gate.expression}]", judge(gate, key, info.scenario, observations)) for gate in own
-            ]
-            for gate in unscoped:
-                if (seen := observations.get(gate.metric)) is not None and seen.n:
-                    observed_by[gate].append(key)
-                    verdicts.append(Verdict(f"{key}::gate[{gate.expression}]", judge(gate, key, info.scenario, observations)))
+            recorded = [gate for gate in unscoped if (seen := observations.get(gate.metric)) is not None and seen.n]
+            for gate in recorded:
+                observed_by[gate].append(key)
+            for gate in _distinct([*own, *recorded]):
+                result = _on_subset(judge(gate, key, info.scenario, observations), entry)
+                verdicts.append(Verdict(f"{key}::gate[{gate.expression}]", result))
             continue
-        entry = collected[key]
-        if entry.selected == 0:
-            reason = f"scenario {info.scenario!r} ({key}) was deselected: none of its {entry.collected} items was selected"
-            verdicts += [
-                Verdict(f"{key}::gate[{gate.expression}]", _unchecked(gate, key, info.scenario, reason, strict)) for gate in own
-            ]
+        entry = entry or CollectedRun(info, 0, 0)
+        if entry.selected == 0 or skipped.get(key, 0) >= entry.selected:
+            if entry.selected == 0:
+                reason = f"scenario {info.scenario!r} ({key}) was deselected: none of its {entry.collected} items was selected"
+            else:
+                reason = f"every selected item of scenario {info.scenario!r} ({key}) was skipped ({entry.selected})"
+            for gate in _distinct(own):
+                verdicts.append(Verdict(f"{key}::gate[{gate.expression}]", _unchecked(gate, key, info.scenario, reason, strict)))
             for gate in unscoped:
                 if _plans(info, gate.metric):
-                    deselected_by[gate].append(info.scenario)
-        else:
-            message = (
-                f"no item of scenario {info.scenario!r} ({key}) finished: {entry.selected} were selected; "
-                "see the report's not_completed list"
-            )
-            verdicts += [
+                    left_out_by[gate].append(info.scenario)
+            continue
+        message = (
+            f"no item of scenario {info.scenario!r} ({key}) finished: {entry.selected} were selected; "
+            "see the report's not_completed list"
+        )
+        for gate in _distinct(own):
+            verdicts.append(
                 Verdict(
                     f"{key}::gate[{gate.expression}]", _failed(gate, key, info.scenario, f"gate {gate.expression}: {message}")
                 )
-                for gate in own
-            ]
+            )
     verdicts += _unmatched_scenarios(scoped, {info.scenario for info in infos.values()}, strict)
+    narrowed = any(entry.selected < entry.collected for entry in collected.values()) or bool(skipped)
     for gate in unscoped:
         if observed_by[gate]:
             continue
         nodeid = f"{GLOBAL_PREFIX}::gate[{gate.expression}]"
-        if deselected_by[gate]:
-            reason = f"the scenarios that record {gate.metric!r} were deselected ({', '.join(sorted(set(deselected_by[gate])))})"
+        if left_out_by[gate]:
+            reason = f"the scenarios that record {gate.metric!r} were deselected or skipped ({', '.join(sorted(set(left_out_by[gate])))})"
+            verdicts.append(Verdict(nodeid, _unchecked(gate, "", "", reason, strict)))
+        elif narrowed and gate.origin != "command line":  # a score that a left-out test records cannot be known
+            reason = f"no scenario that ran recorded {gate.metric!r}, and this run left items out (-k, -m, --lf, skips)"
             verdicts.append(Verdict(nodeid, _unchecked(gate, "", "", reason, strict)))
         else:
             ran_names = ", ".join(sorted({run.scenario for run in ran})) or "none"

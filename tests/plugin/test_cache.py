@@ -16,7 +16,7 @@ import pytest
 
 from pytest_holistic.models import ScriptedModel
 from pytest_holistic.models.base import GenerationRequest, LoglikelihoodRequest, LoglikelihoodResult, ModelInfo
-from pytest_holistic.models.cache import ResponseCache, _decode, request_key
+from pytest_holistic.models.cache import ResponseCache, _decode, clear, request_key
 from pytest_holistic.models.cached import CachedModel
 from tests.plugin.suites import capitals
 
@@ -242,3 +242,98 @@ def test_corrupt_cache_file_is_reported_and_results_are_kept(pytester: pytest.Py
     result.assert_outcomes(passed=4)
     result.stdout.fnmatch_lines(["pytest-holistic: response cache *responses.sqlite disabled after an error: *"])
     assert read_report(pytester.path, "tiny-gpt2")["runs"][0]["metrics"]["quasi_exact_match"]["value"] == pytest.approx(0.75)
+
+
+class _DetailedBackend:
+    """A scripted model whose load records details, so every cache table is read and written."""
+
+    def identify(self) -> ModelInfo:
+        return ModelInfo("m", "scripted", "v1")
+
+    def load(self) -> ScriptedModel:
+        model = ScriptedModel(default=" yes", name="m", revision="v1")
+        model.info.details["device"] = "cpu"
+        return model
+
+
+def test_cache_behind_a_broken_link_is_disabled_and_results_are_kept(tmp_path: Path) -> None:
+    """The ``models`` table read of a worker's summary (``known_info``) must not raise when the folder cannot exist."""
+    (tmp_path / "link").symlink_to(tmp_path / "nowhere")
+    model = CachedModel(_DetailedBackend, ResponseCache(tmp_path / "link" / "cache"))
+    assert model.identity is not None
+    assert model.known_info == ModelInfo("m", "scripted", "v1")  # read the models table: the cache is disabled, not raised
+    assert model.cache is None
+    where = tmp_path / "link" / "cache" / "responses.sqlite"
+    assert model.cache_problem == f"response cache {where} disabled after an error: File exists: {tmp_path / 'link'}"
+    assert [answer.text for answer in model.generate([GenerationRequest("q")])] == [" yes"]
+    assert model.stats.generation_requests == 1
+
+
+@pytest.mark.parametrize("method", ["get_many", "put_many", "get_model", "put_model"])
+def test_an_os_error_from_any_cache_access_disables_the_cache(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, method: str
+) -> None:
+    """Whichever read or write meets an unreachable folder (a permission taken away mid-run), computed results are kept."""
+
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise PermissionError(13, "Permission denied", str(tmp_path))
+
+    monkeypatch.setattr(ResponseCache, method, refuse)
+    model = CachedModel(_DetailedBackend, ResponseCache(tmp_path))
+    assert model.identity is not None and model.known_info == ModelInfo("m", "scripted", "v1")  # get_model: a summary's read
+    assert [answer.text for answer in model.generate([GenerationRequest("q"), GenerationRequest("r")])] == [" yes"] * 2
+    model.close()
+    assert model.cache is None
+    where = tmp_path / "responses.sqlite"
+    assert model.cache_problem == f"response cache {where} disabled after an error: Permission denied: {tmp_path}"
+
+
+CACHE_BREAKS_AFTER_START_UP = '''
+import pathlib
+
+ready = []
+
+
+def _break(config):
+    # After every process checked its folders at start-up, before the first answer: the cache folder cannot be created.
+    (config.rootpath / "reports" / ".cache").symlink_to("/nonexistent/holistic-cache")
+
+
+def pytest_sessionstart(session):
+    if not session.config.getoption("numprocesses") and not hasattr(session.config, "workerinput"):
+        _break(session.config)
+
+
+def pytest_testnodeready(node):  # the xdist controller: items are scheduled only after every worker is ready
+    ready.append(node)
+    if len(ready) == node.config.getoption("numprocesses"):
+        _break(node.config)
+'''
+
+
+@pytest.mark.parametrize("workers", ["0", "2"])
+def test_cache_folder_broken_during_the_run_is_reported_not_an_internal_error(pytester: pytest.Pytester, workers: str) -> None:
+    pytester.path.joinpath("rules.json").write_text('{"generate": {"France": " Paris"}}')
+    pytester.makeconftest(CACHE_BREAKS_AFTER_START_UP)
+    pytester.makepyfile(test_caps=capitals())
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-n", workers, "--model", "scripted:rules.json", timeout=120)
+    output = "\n".join(result.outlines + result.errlines)
+    assert result.ret == pytest.ExitCode.OK, output
+    assert "INTERNALERROR" not in output and "Traceback" not in output, output
+    result.assert_outcomes(passed=4)
+    result.stdout.fnmatch_lines(["pytest-holistic: response cache *responses.sqlite disabled after an error: File exists: *"])
+
+
+def test_cache_clear_that_cannot_delete_the_file_is_not_an_internal_error(pytester: pytest.Pytester) -> None:
+    """A folder where the cache file should be: --cache-clear cannot delete it, and the run goes on without a cache."""
+    (pytester.path / "reports" / ".cache" / "responses.sqlite").mkdir(parents=True)
+    assert clear(pytester.path / "reports" / ".cache") == (
+        f"--cache-clear could not delete {pytester.path / 'reports' / '.cache' / 'responses.sqlite'}: Is a directory"
+    )
+    pytester.path.joinpath("rules.json").write_text('{"generate": {"France": " Paris"}}')
+    pytester.makepyfile(test_caps=capitals())
+    result = pytester.runpytest_subprocess("--model", "scripted:rules.json", "--cache-clear", timeout=120)
+    output = "\n".join(result.outlines + result.errlines)
+    assert result.ret == pytest.ExitCode.OK, output
+    assert "INTERNALERROR" not in output and "Traceback" not in output, output
+    result.stdout.fnmatch_lines(["pytest-holistic: response cache *responses.sqlite disabled after an error: unable to open *"])

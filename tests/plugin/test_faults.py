@@ -172,3 +172,89 @@ def test_a_scenario_whose_every_answer_is_empty_is_warned_about(pytester: pytest
     result.stdout.fnmatch_lines(["*numbers: all 4 answers are empty, so its scores say nothing about the model*"])
     report = _latest(pytester.path, "scripted_silent.json")
     assert any("all 4 answers are empty" in warning for warning in report["warnings"])
+
+
+SLOW_RULES = '{"generate": {"capital of France": " Paris"}, "default": " no", "delay": 0.4, "batch_size": 4}'
+
+
+def _run_then_signal(pytester: pytest.Pytester, seconds: float, send: str, *args: str) -> subprocess.CompletedProcess[str]:
+    """Start pytest in its own process group, wait, then signal it as a terminal or a CI runner would."""
+    command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *args]
+    process = subprocess.Popen(
+        command, cwd=pytester.path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True
+    )
+    cache = pytester.path / "reports" / ".cache" / "responses.sqlite"
+    deadline = time.monotonic() + 120
+    while not cache.exists() and time.monotonic() < deadline:  # the model has started answering
+        time.sleep(0.05)
+    time.sleep(seconds)
+    if send == "ctrl-c":
+        os.killpg(process.pid, signal.SIGINT)
+    elif send == "sigterm":
+        os.kill(process.pid, signal.SIGTERM)
+    else:  # kill -9 one xdist worker, mid-shard
+        workers = subprocess.run(["pgrep", "-P", str(process.pid)], capture_output=True, text=True, check=False).stdout.split()
+        os.kill(int(workers[0]), signal.SIGKILL)
+    output, _ = process.communicate(timeout=180)
+    return subprocess.CompletedProcess(command, process.returncode, output, "")
+
+
+def _cache_rows(root: Path) -> int:
+    import sqlite3
+
+    with sqlite3.connect(root / "reports" / ".cache" / "responses.sqlite") as db:
+        return int(db.execute("SELECT COUNT(*) FROM responses").fetchone()[0])
+
+
+def _computed(report: dict) -> int:
+    return sum(worker["generation_requests"] + worker["loglikelihood_requests"] for worker in report["workers"].values())
+
+
+@pytest.mark.parametrize("send", ["ctrl-c", "sigterm"])
+def test_stopped_before_any_item_finished_still_reports_everything(pytester: pytest.Pytester, send: str) -> None:
+    """Mid-shard, before a single item has a result: the report still has every run, gate and worker count."""
+    (pytester.path / "slow.json").write_text(SLOW_RULES)
+    pytester.makepyfile(test_numbers=holistic_suite(count=40, extra=", gates=('exact_match>=0.5',)"))
+    pytester.makepyfile(test_second=SLOW_SECOND)
+    result = _run_then_signal(pytester, 0.5, send, "-n", "2", "--model", "scripted:slow.json", "--holistic-shard-size", "40")
+    assert "Traceback" not in result.stdout and "INTERNALERROR" not in result.stdout, result.stdout
+    report = _latest(pytester.path, "scripted_slow.json")
+    assert report["complete"] is False and report["interrupted"]
+    assert sorted(gate["gate"] for gate in report["gates"]) == ["exact_match>=0.5", "exact_match>=0.5"]
+    assert {gate["status"] for gate in report["gates"]} == {"not_evaluated"}
+    assert {run["scenario"] for run in report["runs_without_records"]} | {run["scenario"] for run in report["runs"]} == {
+        "numbers",
+        "second",
+    }
+    assert len(report["not_completed"]) + sum(len(run["instances"]) for run in report["runs"]) == 60
+    assert _computed(report) == _cache_rows(pytester.path) > 0
+
+
+def test_worker_killed_mid_shard_is_counted_from_its_ledger(pytester: pytest.Pytester) -> None:
+    (pytester.path / "slow.json").write_text(SLOW_RULES)
+    pytester.makepyfile(test_numbers=holistic_suite(count=40))
+    result = _run_then_signal(pytester, 1.0, "kill-worker", "-n", "2", "--model", "scripted:slow.json", "--holistic-shard-size", "20")
+    assert "INTERNALERROR" not in result.stdout, result.stdout
+    report = _latest(pytester.path, "scripted_slow.json")
+    assert report["complete"] is False
+    assert [entry for entry in report["not_completed"] if "crashed" in entry["reason"]]
+    assert sum(len(run["instances"]) for run in report["runs"]) == 39
+    assert _computed(report) == _cache_rows(pytester.path) == 40
+    assert any(not worker["final"] for worker in report["workers"].values())
+
+
+def test_gates_are_not_judged_when_xdist_gives_up_on_crashed_workers(pytester: pytest.Pytester, rules: str) -> None:
+    pytester.makepyfile(test_numbers=holistic_suite(body="if instance.id == 'n3':\n        os._exit(1)", extra=", gates=('exact_match>=0.5',)"))
+    result = pytester.runpytest_subprocess("-n", "2", "--max-worker-restart", "0", "--model", rules, "-p", "no:cacheprovider", timeout=300)
+    assert "INTERNALERROR" not in result.stdout.str()
+    report = _latest(pytester.path)
+    assert report["complete"] is False and "never run" in report["interrupted"]
+    assert [gate["status"] for gate in report["gates"]] == ["not_evaluated"]
+
+
+def test_a_scenario_without_the_asked_source_says_which_data_it_used(pytester: pytest.Pytester, rules: str) -> None:
+    pytester.makepyfile(test_numbers=holistic_suite(count=3))
+    result = pytester.runpytest_subprocess("--model", rules, "--holistic-source", "hub", "-p", "no:cacheprovider", timeout=300)
+    result.assert_outcomes(passed=3)
+    result.stdout.fnmatch_lines(["*numbers: has no hub source, so its local data was used*"])
+    assert any("has no hub source" in warning for warning in _latest(pytester.path)["warnings"])

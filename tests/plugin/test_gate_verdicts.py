@@ -122,3 +122,44 @@ def test_stopping_early_leaves_every_gate_not_evaluated(project: pytest.Pytester
     ]
     assert len(report["not_completed"]) == 3 + 4 + 1  # n3..n5, every item of "others", and test_plain
     result.stdout.fnmatch_lines(["*run incomplete: stopping after 1 failures*", "*2 gate(s) not evaluated*"])
+
+
+def test_marker_gate_naming_another_scenario_is_a_collection_error(project: pytest.Pytester) -> None:
+    project.makepyfile(test_numbers=holistic_suite(count=3, extra=", gates=('others:exact_match>=0.5',)"))
+    result = _run(project)
+    assert result.ret == 2
+    result.stdout.fnmatch_lines(["*names scenario 'others', but the marker's scenario is 'numbers'; drop the 'scenario:' prefix*"])
+
+
+def test_the_same_gate_from_marker_and_command_line_is_one_check(project: pytest.Pytester) -> None:
+    project.makepyfile(test_numbers=holistic_suite(count=3, extra=", gates=('exact_match>=0.5',)"))
+    result = _run(project, "--holistic-gate", "exact_match>=0.5", "--holistic-gate", "exact_match>=0.5", "-k", "numbers")
+    assert result.ret == 0, result.stdout.str()
+    gates = _gates(project)
+    assert [(gate["run"], gate["origin"]) for gate in gates] == [("test_numbers.py::test_numbers", "command line")]
+
+
+def test_a_skipped_scenario_leaves_its_gates_not_evaluated(project: pytest.Pytester) -> None:
+    skipped = holistic_suite(count=3, extra=", gates=('exact_match>=0.5',)").replace(
+        "@pytest.mark.holistic(", "@pytest.mark.skip(reason='not today')\n@pytest.mark.holistic("
+    )
+    project.makepyfile(test_numbers=skipped)
+    result = _run(project, "test_numbers.py")
+    assert result.ret == 0, result.stdout.str()
+    assert [(gate["status"], "skipped" in gate["message"]) for gate in _gates(project)] == [("not_evaluated", True)]
+
+
+def test_unscoped_ini_gate_on_a_recorded_score_is_not_evaluated_when_its_test_is_left_out(project: pytest.Pytester) -> None:
+    project.makeini("[pytest]\nholistic_gates =\n    my_score>=0.5\n")
+    narrowed = _run(project, "-k", "numbers or plain")
+    assert narrowed.ret == 0, narrowed.stdout.str()
+    assert [gate["status"] for gate in _gates(project)] == ["not_evaluated"]
+    whole = _run(project)
+    assert whole.ret == 0
+    assert [(gate["scenario"], gate["status"]) for gate in _gates(project)] == [("others", "passed")]
+
+
+def test_a_gate_judged_on_part_of_its_scenario_says_so(project: pytest.Pytester) -> None:
+    result = _run(project, "-k", "n1 or n2", "--holistic-gate", "numbers:exact_match>=0.5")
+    assert result.ret == 0
+    result.stdout.fnmatch_lines(["*gate PASSED: numbers exact_match = 1.0000*[[]judged on the 2 of 6 items selected[]]"])

@@ -313,8 +313,21 @@ def test_it(completion):
 """
 
 
+# A marker gate is refused at collection: its syntax by parse_gate, its metric name by check_metric_name.
+MARKER_GATE_CASES = [
+    ("EXACT_MATCH>=0.5", "'EXACT_MATCH>=0.5' (marker of {file}::test_it): no metric 'EXACT_MATCH'; did you mean 'exact_match'?"),
+    ("exact_match.lower.upper>=0.5", "gate 'exact_match.lower.upper>=0.5': two bounds ('lower', 'upper') after 'exact_match'"),
+    ("exact_match.upr>=0.5", "(marker of {file}::test_it): unknown bound 'upr' after metric 'exact_match'"),
+    ("exact_match>=1e999", "gate 'exact_match>=1e999': threshold 1e999 is beyond the float range (it reads as infinity)"),
+]
+
+
 def _marker_file(index: int) -> str:
     return f"test_marker_{index:02d}.py"
+
+
+def _marker_gate_file(index: int) -> str:
+    return f"test_marker_gate_{index:02d}.py"
 
 
 @pytest.fixture(scope="module")
@@ -322,6 +335,8 @@ def marker_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[int, str]:
     folder = tmp_path_factory.mktemp("marker_cases")
     for index, (args, _) in enumerate(MARKER_CASES):
         (folder / _marker_file(index)).write_text(MARKER_TEST.replace("{args}", args))
+    for index, (gate, _) in enumerate(MARKER_GATE_CASES):
+        (folder / _marker_gate_file(index)).write_text(MARKER_TEST.replace("{args}", f"gates=({gate!r},)"))
     return _run_batch(folder, "--co")
 
 
@@ -337,6 +352,18 @@ def test_bad_marker_value_is_one_collection_error(marker_run: tuple[int, str], i
     _one_line(output, f"ERROR collecting {name}", (expected,))
 
 
+@pytest.mark.parametrize(
+    ("index", "gate", "problem"), [(i, *case) for i, case in enumerate(MARKER_GATE_CASES)], ids=[g for g, _ in MARKER_GATE_CASES]
+)
+def test_bad_marker_gate_is_one_collection_error(marker_run: tuple[int, str], index: int, gate: str, problem: str) -> None:
+    status, output = marker_run
+    assert status == pytest.ExitCode.INTERRUPTED, output
+    _assert_clean(output)
+    name = _marker_gate_file(index)
+    line = _one_line(output, f"ERROR collecting {name}", (problem.replace("{file}", name),))
+    assert line.startswith("pytest-holistic: gate ")
+
+
 # -- options and ini values: usage errors -----------------------------------------------------------------------------
 
 
@@ -344,6 +371,7 @@ def _project(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(test_caps=capitals())
     pytester.path.joinpath("rules.yaml").write_text(RULES)
     pytester.path.joinpath("a_file").write_text("not a folder")
+    pytester.path.joinpath("dangling").symlink_to("/nonexistent/holistic-target")
 
 
 OPTION_CASES = [
@@ -366,7 +394,35 @@ OPTION_CASES = [
     ("dtype", ["--holistic-dtype", "fp8"], ("--holistic-dtype = 'fp8': use one of auto, float32, bfloat16, float16",)),
     ("source", ["--holistic-source", "web"], ("--holistic-source", "invalid choice: 'web'")),
     ("toxicity_scorer", ["--holistic-toxicity-scorer", "nope"], ("--holistic-toxicity-scorer: unknown toxicity scorer 'nope'",)),
+    (
+        "cache_dir_through_broken_link",
+        ["--holistic-cache-dir", "dangling/x"],
+        ("--holistic-cache-dir:", "goes through", "dangling, which is a broken symbolic link (to /nonexistent/holistic-target)"),
+    ),
+    (
+        "cache_dir_through_broken_link_xdist",
+        ["-n", "2", "--holistic-cache-dir", "dangling/x"],
+        ("--holistic-cache-dir:", "which is a broken symbolic link", "create the link's target or pass another folder"),
+    ),
+    ("report_dir_is_broken_link", ["--holistic-report-dir", "dangling"], ("--holistic-report-dir:", "dangling is a broken")),
+    (
+        "cache_dir_name_too_long",
+        ["--holistic-cache-dir", "x" * 300 + "/sub"],
+        ("--holistic-cache-dir: cannot look up", "File name too long", "pass a folder this user can reach and write to"),
+    ),
     ("gate", ["--holistic-gate", "exact_match >> 1"], ("malformed gate 'exact_match >> 1'",)),
+    ("gate_upper_case", ["--holistic-gate", "EXACT_MATCH>=0.5"], ("no metric 'EXACT_MATCH'; did you mean 'exact_match'?",)),
+    (
+        "gate_two_bounds",
+        ["--holistic-gate", "exact_match.lower.upper>=0.5"],
+        ("gate 'exact_match.lower.upper>=0.5': two bounds ('lower', 'upper') after 'exact_match'; write one",),
+    ),
+    (
+        "gate_unknown_bound",
+        ["--holistic-gate", "exact_match.upr>=0.5"],
+        ("unknown bound 'upr' after metric 'exact_match'; did you mean 'exact_match.upper'?",),
+    ),
+    ("gate_infinite", ["--holistic-gate", "exact_match>=1e999"], ("gate 'exact_match>=1e999': threshold 1e999 is beyond the",)),
     ("revision_empty", ["--holistic-model-revision", ""], ("--holistic-model-revision is empty",)),
 ]
 
@@ -390,6 +446,9 @@ INI_CASES = [
     ("report_dir", "holistic_report_dir = a_file", ("holistic_report_dir in tox.ini:", "a_file is a file, not a folder")),
     ("toxicity_scorer", "holistic_toxicity_scorer = nope", ("holistic_toxicity_scorer in tox.ini: unknown toxicity scorer",)),
     ("model_scripted", "holistic_model = scripted:absent.yaml", ("scripted model file absent.yaml does not exist",)),
+    ("cache_dir_broken_link", "holistic_cache_dir = dangling/x", ("holistic_cache_dir in tox.ini:", "broken symbolic link")),
+    ("gate_upper_case", "holistic_gates = Exact_Match>=0.5", ("no metric 'Exact_Match'; did you mean 'exact_match'?",)),
+    ("gate_infinite_optimum", "holistic_gates = abs(exact_match - 1e400) < 1", ("optimum 1e400 is beyond the float range",)),
 ]
 
 
@@ -434,6 +493,53 @@ def test_bad_scripted_rules_file_is_one_usage_error(
         pytester.path.joinpath(name).write_bytes(content)
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--model", f"scripted:{name}")
     _assert_usage_error(result, fragments)
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo") or not Path("/dev/null").exists(), reason="needs FIFOs and /dev/null")
+@pytest.mark.parametrize("kind", ["fifo", "dev_null"])
+def test_scripted_rules_path_that_is_not_a_regular_file(pytester: pytest.Pytester, kind: str) -> None:
+    """A FIFO (whose read would block) or a device exists: say what it is instead of 'does not exist'."""
+    pytester.makepyfile(test_caps=capitals())
+    if kind == "fifo":
+        os.mkfifo(pytester.path / "rules.yaml")
+    path = "rules.yaml" if kind == "fifo" else "/dev/null"
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--model", f"scripted:{path}", timeout=60)
+    _assert_usage_error(result, (f"scripted model file {path} is not a regular file", "pass --model scripted:PATH"))
+
+
+def test_folder_check_turns_an_os_error_into_a_usage_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A folder on the way that this user may not search makes ``exists()`` raise (root searches anything: simulate it)."""
+    from pytest_holistic.errors import UserError
+    from pytest_holistic.settings import _check_folder
+
+    locked = tmp_path / "cache0"
+    real_exists = Path.exists
+
+    def exists(path: Path, *args: object, **kwargs: object) -> bool:
+        if locked in path.parents:
+            raise PermissionError(13, "Permission denied", str(path))
+        return real_exists(path, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(Path, "exists", exists)
+    with pytest.raises(UserError) as raised:
+        _check_folder(locked / "sub", "--holistic-cache-dir")
+    message = str(raised.value)
+    fix = "pass a folder this user can reach and write to"
+    assert message == f"--holistic-cache-dir: cannot look up {locked / 'sub'}: Permission denied; {fix}"
+    assert raised.value.__context__ is None  # raised outside the except block: no "During handling" chain
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() == 0, reason="root may look into any folder")
+def test_cache_dir_under_an_unsearchable_folder_is_one_usage_error(pytester: pytest.Pytester) -> None:
+    _project(pytester)
+    locked = pytester.mkdir("cache0")
+    locked.chmod(0)
+    try:
+        args = ("--model=scripted:rules.yaml", "--holistic-cache-dir=cache0/x")
+        result = pytester.runpytest_subprocess("-p", "no:cacheprovider", *args)
+    finally:
+        locked.chmod(0o755)
+    _assert_usage_error(result, ("--holistic-cache-dir: cannot look up", "cache0/x: Permission denied"))
 
 
 # -- models that cannot load: one line, once, and the run stops ------------------------------------------------------
@@ -554,7 +660,9 @@ def test_broken_model_behind_holistic_model_fails_the_test_in_one_line(pytester:
     _one_line(output, "test_direct", ("pytest-holistic: test_direct.py:4: model folder ./m has no config.json",))
 
 
-# -- record(): a value that is not a number ---------------------------------------------------------------------------
+# -- record(): a value that is not a finite number ---------------------------------------------------------------------
+
+UNDEFINED = "record nothing for an instance where the score is undefined"
 
 
 @pytest.mark.parametrize(
@@ -563,8 +671,13 @@ def test_broken_model_behind_holistic_model_fails_the_test_in_one_line(pytester:
         ("record(note='cat')", "record(): metric 'note' must be a number, got 'cat'"),
         ("record({'score': None})", "record(): metric 'score' must be a number, got None"),
         ("record('cat')", "record() takes Score objects (from pytest_holistic.metrics) or name=value, got 'cat'"),
+        ("record(my_score=float('inf'))", f"record(): metric 'my_score' must be a finite number, got inf; {UNDEFINED}"),
+        ("record({'my_score': float('-inf')})", "record(): metric 'my_score' must be a finite number, got -inf"),
+        ("record(my_score=float('nan'))", f"record(): metric 'my_score' must be a finite number, got nan; {UNDEFINED}"),
+        ("record(my_score=10**400)", "record(): metric 'my_score' must be a finite number, got an int of about 401 digits"),
+        ("record(my_score=10**5000)", "record(): metric 'my_score' must be a finite number, got an int of about 5001 digits"),
     ],
-    ids=["named-text", "mapping-none", "positional-text"],
+    ids=["named-text", "mapping-none", "positional-text", "inf", "minus-inf", "nan", "int-overflow", "int-beyond-str-limit"],
 )
 def test_record_of_a_non_number_fails_the_item_in_one_line(pytester: pytest.Pytester, call: str, fragment: str) -> None:
     pytester.path.joinpath("rules.yaml").write_text(RULES)

@@ -7,7 +7,7 @@ import math
 import pytest
 
 from pytest_holistic.errors import GateSyntaxError, UserError
-from pytest_holistic.gates import Gate, Observation, judge, parse_gate
+from pytest_holistic.gates import Gate, Observation, check_metric_name, judge, parse_gate
 from pytest_holistic.metrics.stats import Stat
 
 
@@ -214,3 +214,53 @@ def test_optimum_gate() -> None:
     result = judge(parse_gate("abs(is_biased.worst-0.5)<=0.1"), "r", "s", biased)
     assert not result.passed
     assert "= 0.1400 does not meet <= 0.1" in result.message
+
+
+# -- refused before any model work ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "problem"),
+    [
+        ("exact_match>=1e999", "gate 'exact_match>=1e999': threshold 1e999 is beyond the float range (it reads as infinity)"),
+        ("exact_match<=-1e400", "gate 'exact_match<=-1e400': threshold -1e400 is beyond the float range"),
+        ("abs(is_biased - 1e999) <= 0.1", "gate 'abs(is_biased - 1e999) <= 0.1': optimum 1e999 is beyond the float range"),
+        ("exact_match.lower.upper>=0.5", "two bounds ('lower', 'upper') after 'exact_match'; write one, e.g. 'exact_match.upper"),
+        ("my_score.worst.mean>=0.5", "two bounds ('worst', 'mean') after 'my_score'; write one"),
+    ],
+)
+def test_parse_refuses_infinite_numbers_and_two_bounds(text: str, problem: str) -> None:
+    with pytest.raises(GateSyntaxError) as raised:
+        parse_gate(text)
+    assert problem in str(raised.value)
+    assert "\n" not in str(raised.value)
+
+
+def test_a_finite_threshold_near_the_float_limit_is_kept() -> None:
+    assert parse_gate("exact_match<=1e308").threshold == 1e308
+
+
+KNOWN = ("exact_match", "quasi_exact_match", "runtime_s")
+
+
+@pytest.mark.parametrize(
+    ("text", "problem"),
+    [
+        ("EXACT_MATCH>=0.5", "'EXACT_MATCH>=0.5' (from the command line): no metric 'EXACT_MATCH'; did you mean 'exact_match'?"),
+        ("Runtime_S.upper<=3", "no metric 'Runtime_S'; did you mean 'runtime_s'? (metric names are case-sensitive)"),
+        ("exact_mach>=0.5", "no metric 'exact_mach'; did you mean 'exact_match'?"),
+        ("exact_match.upr>=0.5", "unknown bound 'upr' after metric 'exact_match'; did you mean 'exact_match.upper'?"),
+        ("exact_match.LOWER>=0.5", "unknown bound 'LOWER' after metric 'exact_match'; did you mean 'exact_match.lower'?"),
+        ("exact_match.lower.foo>=0.5", "unknown bound 'lower.foo' after metric 'exact_match'; write at most one of .mean,"),
+        ("exact_match.v2>=0.5", "unknown bound 'v2' after metric 'exact_match'"),
+    ],
+)
+def test_check_metric_name_refuses_case_and_bound_mistakes(text: str, problem: str) -> None:
+    with pytest.raises(GateSyntaxError) as raised:
+        check_metric_name(parse_gate(text, "command line"), KNOWN, "from the command line")
+    assert problem in str(raised.value)
+
+
+@pytest.mark.parametrize("text", ["exact_match>=0.5", "exact_match.worst>=0.5", "my_score>=0.5", "my.score.lower>=1", "ro.em>1"])
+def test_check_metric_name_accepts_known_and_recorded_names(text: str) -> None:
+    check_metric_name(parse_gate(text), KNOWN, "marker")
