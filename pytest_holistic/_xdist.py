@@ -83,6 +83,9 @@ class XdistController:
             reporter.expect(ids)
 
     def pytest_testnodedown(self, node: Any, error: Any) -> None:
+        reporter = self.config.stash.get(REPORTER, None)
+        if error is not None and reporter is not None:  # a worker that died (killed, crashed) rather than finished
+            reporter.lost_workers[str(node.gateway.id)] = str(error).strip().splitlines()[0] if str(error).strip() else "died"
         output = getattr(node, "workeroutput", None) or {}
         if "holistic" in output:
             self.config.hook.pytest_holistic_worker_finished(config=self.config, summary=output["holistic"])

@@ -316,6 +316,7 @@ class WorkerSide:
         if self.ledger is None or summary is None:
             return
         data = dataclasses.replace(summary, runs=tuple(self.collected())).to_data()
+        data["pid"] = os.getpid()  # so the controller can stop this worker when it is told to stop (SIGTERM)
         temporary = self.ledger.with_name(f".{self.ledger.name}.tmp")
         try:
             temporary.write_text(json.dumps(data), encoding="utf-8")

@@ -250,6 +250,8 @@ class CachedModel(BatchStreaming):
             stored = self._disable_cache(error)
         found = {request: stored[key] for request, key in keys.items() if key in stored}
         self.stats.cache_hits += len(found)
+        if found and self.on_batch is not None:
+            self.on_batch()
         return keys, found
 
     def _commit(self, kind: str, rows: list[tuple[str, Any]], identity: ModelInfo | None) -> None:

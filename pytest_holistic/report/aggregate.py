@@ -262,12 +262,18 @@ class Results:
     interrupted: str | None = None  # why the run ended early; None when it ran to the end
     unfinished: list[dict[str, str | None]] = field(default_factory=list)  # collected items without a final report
     collected: list[CollectedRun] = field(default_factory=list)  # runs collected but without any record
+    lost_workers: dict[str, str] = field(default_factory=dict)  # xdist workers that died, and how
     warnings: list[str] = field(default_factory=list)
 
     @property
     def complete(self) -> bool:
         """Every collected item finished, no worker was lost, and nothing stopped the run early."""
-        return self.interrupted is None and not self.unfinished and all(worker.final for worker in self.workers.values())
+        return (
+            self.interrupted is None
+            and not self.unfinished
+            and not self.lost_workers
+            and all(worker.final for worker in self.workers.values())
+        )
 
     def batch_seconds(self) -> Stat:
         """Per-batch model time over all workers: their partial statistics merged."""

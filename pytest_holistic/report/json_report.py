@@ -104,6 +104,7 @@ def build_report(results: Results) -> dict[str, Any]:
             "complete": results.complete,
             "interrupted": results.interrupted,
             "not_completed": list(results.unfinished),
+            "lost_workers": dict(results.lost_workers),
             "runs_without_records": [
                 {
                     "key": entry.run.key,

@@ -12,6 +12,7 @@ its report, marked incomplete, with every item that did not finish and every gat
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import signal
 import sys
@@ -104,6 +105,7 @@ class Reporter:
         self.expected: list[str] | None = None
         self.finished: set[str] = set()
         self.crashed: dict[str, str] = {}
+        self.lost_workers: dict[str, str] = {}  # xdist workers that died, and how (from the controller's node-down event)
         self.skipped: set[str] = set()  # items pytest skipped (a skip marker, pytest.skip): never judged as results
         self.interrupted: str | None = None
         self.gate_results: list[GateResult] = []
@@ -125,14 +127,34 @@ class Reporter:
         """What each worker last wrote: the runs it collected and its counts, also if it never sent its summary."""
         if self._ledger_dir is None:
             return
-        for path in sorted(self._ledger_dir.glob("*.json")):
+        for data in self._ledger_files():
+            data.pop("pid", None)
             try:
-                worker = WorkerSummary.from_data(json.loads(path.read_text(encoding="utf-8")))
-            except (OSError, ValueError, KeyError, TypeError):
-                continue  # a worker killed mid-write leaves no usable file: its snapshots on reports remain
+                worker = WorkerSummary.from_data(data)
+            except (ValueError, KeyError, TypeError):
+                continue  # a ledger from another version, or damaged: the worker's snapshots on reports remain
             self.ledgers[worker.worker] = worker
             for entry in worker.runs:
                 self.collected.setdefault(entry.run.key, entry)
+
+    def _ledger_files(self) -> list[dict[str, Any]]:
+        found = []
+        for path in sorted(self._ledger_dir.glob("*.json")) if self._ledger_dir is not None else []:
+            try:
+                found.append(json.loads(path.read_text(encoding="utf-8")))
+            except (OSError, ValueError):
+                continue  # a worker killed mid-write leaves no usable file
+        return found
+
+    def _stop_workers(self) -> None:
+        """Pass a SIGTERM on to the xdist workers as Ctrl-C, so they stop now instead of finishing their shards."""
+        for data in self._ledger_files():
+            pid = data.get("pid")
+            if isinstance(pid, int) and pid != os.getpid():
+                try:
+                    os.kill(pid, signal.SIGINT)
+                except OSError:
+                    continue  # already gone
 
     def handle_sigterm(self) -> None:
         """SIGTERM (a CI job cancelled, ``kill``) ends the run like Ctrl-C, so the report is still written.
@@ -143,6 +165,8 @@ class Reporter:
             return
 
         def terminate(signum: int, frame: Any) -> None:
+            self._restore_sigterm()  # once: a second SIGTERM ends the process the usual way
+            self._stop_workers()
             raise Terminated("terminated by SIGTERM")
 
         try:
@@ -150,10 +174,13 @@ class Reporter:
         except ValueError:  # not the main thread: leave the default
             self._sigterm = None
 
-    def close(self) -> None:
+    def _restore_sigterm(self) -> None:
         if self._sigterm is not None:
             signal.signal(signal.SIGTERM, self._sigterm)
             self._sigterm = None
+
+    def close(self) -> None:
+        self._restore_sigterm()
         if self._ledger_dir is not None:
             shutil.rmtree(self._ledger_dir, ignore_errors=True)
             self._ledger_dir = None
@@ -322,6 +349,7 @@ class Reporter:
             run_id=self.run_id,
             interrupted=self.interrupted,
             unfinished=[entry.to_data() for entry in self.unfinished()],
+            lost_workers=dict(sorted(self.lost_workers.items())),
             collected=[entry for _, entry in sorted(self.collected.items()) if entry.run.key not in self.runs],
             warnings=_warnings(self.ordered_runs(), self.source),
         )
@@ -339,8 +367,12 @@ class Reporter:
         answered = any(record.answered for run in self.runs.values() for record in run.records)
         return failures[0] if failures and not answered else None
 
-    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+    @pytest.hookimpl(trylast=True)  # after xdist has stopped its workers, so their ledgers are final
+    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        self._restore_sigterm()  # the run is over: from here on SIGTERM ends the process as usual
         self._read_ledgers()
+        if self.interrupted is None and exitstatus == pytest.ExitCode.INTERRUPTED:  # stopped before the tests ran
+            self.interrupted = "interrupted before the tests ran (during collection)"
         if not self.relevant or self.never_started():
             return
         results = self.results()
@@ -405,6 +437,8 @@ def _partial_lines(results: Results) -> list[str]:
     if unchecked:
         lines.append(f"pytest-holistic: {len(unchecked)} gate(s) not evaluated:")
         lines += [f"  {result.message}" for result in unchecked]
+    for name, how in results.lost_workers.items():
+        lines.append(f"pytest-holistic: worker {name} was lost ({how})")
     lost = sorted(name for name, worker in results.workers.items() if not worker.final)
     if lost:
         lines.append(f"pytest-holistic: no final summary from {', '.join(lost)}; its counts are those of its last finished item")

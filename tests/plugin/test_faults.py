@@ -228,6 +228,7 @@ def test_stopped_before_any_item_finished_still_reports_everything(pytester: pyt
     }
     assert len(report["not_completed"]) + sum(len(run["instances"]) for run in report["runs"]) == 60
     assert _computed(report) == _cache_rows(pytester.path) > 0
+    assert _cache_rows(pytester.path) < 60, "the workers were stopped, not left to finish their shards"
 
 
 def test_worker_killed_mid_shard_is_counted_from_its_ledger(pytester: pytest.Pytester) -> None:
@@ -258,3 +259,30 @@ def test_a_scenario_without_the_asked_source_says_which_data_it_used(pytester: p
     result.assert_outcomes(passed=3)
     result.stdout.fnmatch_lines(["*numbers: has no hub source, so its local data was used*"])
     assert any("has no hub source" in warning for warning in _latest(pytester.path)["warnings"])
+
+
+SLOW_COLLECTION = '''
+import time
+from pathlib import Path
+import pytest
+from pytest_holistic import Instance, scenario
+
+@scenario
+def sluggish():
+    Path("collecting").touch()
+    time.sleep(5)
+    yield Instance(id="s0", input="the capital of France is", references=(" Paris",))
+
+@pytest.mark.holistic(sluggish, adapter="generation", max_tokens=3, max_train_instances=0)
+def test_sluggish(instance, completion):
+    pass
+'''
+
+
+def test_interrupted_during_collection_says_so(pytester: pytest.Pytester, rules: str) -> None:
+    pytester.makepyfile(test_sluggish=SLOW_COLLECTION)
+    result = _interrupt_when(pytester, pytester.path / "collecting", "--model", rules, "--holistic-gate", "exact_match>=0.1")
+    assert result.returncode == 2 and "Traceback" not in result.stdout, result.stdout
+    report = _latest(pytester.path)
+    assert report["complete"] is False and "during collection" in report["interrupted"]
+    assert [(gate["gate"], gate["status"]) for gate in report["gates"]] == [("exact_match>=0.1", "not_evaluated")]
