@@ -441,7 +441,9 @@ def _partial_lines(results: Results) -> list[str]:
         lines.append(f"pytest-holistic: worker {name} was lost ({how})")
     lost = sorted(name for name, worker in results.workers.items() if not worker.final)
     if lost:
-        lines.append(f"pytest-holistic: no final summary from {', '.join(lost)}; its counts are those of its last finished item")
+        lines.append(
+            f"pytest-holistic: no final summary from {', '.join(lost)}; its counts are those it last recorded (after its last committed batch)"
+        )
     lines += [f"pytest-holistic: {warning}" for warning in results.warnings]
     return lines
 
