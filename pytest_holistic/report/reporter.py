@@ -11,12 +11,7 @@ its report, marked incomplete, with every item that did not finish and every gat
 
 from __future__ import annotations
 
-import json
-import os
-import shutil
-import signal
 import sys
-import tempfile
 from collections.abc import Generator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,8 +24,10 @@ from ..gates import Gate, GateResult
 from ..models.base import ModelInfo
 from .aggregate import Results, RunResults
 from .json_report import build_report
+from .ledger import Ledgers
 from .records import CollectedRun, ItemRecord, RunHeader, WorkerSummary
-from .terminal import summary_lines
+from .sigterm import SigtermAsInterrupt
+from .terminal import partial_lines, summary_lines
 from .verdicts import Verdict, decide, not_evaluated
 
 
@@ -112,78 +109,29 @@ class Reporter:
         self.gates_decided = False
         self.written: list[Path] = []
         self.ledgers: dict[str, WorkerSummary] = {}
-        self._ledger_dir: Path | None = None
-        self._sigterm: Any = None
+        self._ledgers = Ledgers()
+        self._sigterm = SigtermAsInterrupt(self._ledgers.interrupt_workers)
 
     # -- life cycle ---------------------------------------------------------------------------------
 
     def ledger_folder(self) -> Path:
         """Where xdist workers leave their ledgers (runs collected, counts after each batch); made on first use."""
-        if self._ledger_dir is None:
-            self._ledger_dir = Path(tempfile.mkdtemp(prefix="pytest-holistic-workers-"))
-        return self._ledger_dir
+        return self._ledgers.folder()
 
     def _read_ledgers(self) -> None:
         """What each worker last wrote: the runs it collected and its counts, also if it never sent its summary."""
-        if self._ledger_dir is None:
-            return
-        for data in self._ledger_files():
-            data.pop("pid", None)
-            try:
-                worker = WorkerSummary.from_data(data)
-            except (ValueError, KeyError, TypeError):
-                continue  # a ledger from another version, or damaged: the worker's snapshots on reports remain
+        for worker in self._ledgers.summaries():
             self.ledgers[worker.worker] = worker
             for entry in worker.runs:
                 self.collected.setdefault(entry.run.key, entry)
 
-    def _ledger_files(self) -> list[dict[str, Any]]:
-        found = []
-        for path in sorted(self._ledger_dir.glob("*.json")) if self._ledger_dir is not None else []:
-            try:
-                found.append(json.loads(path.read_text(encoding="utf-8")))
-            except (OSError, ValueError):
-                continue  # a worker killed mid-write leaves no usable file
-        return found
-
-    def _stop_workers(self) -> None:
-        """Pass a SIGTERM on to the xdist workers as Ctrl-C, so they stop now instead of finishing their shards."""
-        for data in self._ledger_files():
-            pid = data.get("pid")
-            if isinstance(pid, int) and pid != os.getpid():
-                try:
-                    os.kill(pid, signal.SIGINT)
-                except OSError:
-                    continue  # already gone
-
     def handle_sigterm(self) -> None:
-        """SIGTERM (a CI job cancelled, ``kill``) ends the run like Ctrl-C, so the report is still written.
-
-        Only when nothing else handles it; the previous handler comes back in ``close``.
-        """
-        if signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL:
-            return
-
-        def terminate(signum: int, frame: Any) -> None:
-            self._restore_sigterm()  # once: a second SIGTERM ends the process the usual way
-            self._stop_workers()
-            raise Terminated("terminated by SIGTERM")
-
-        try:
-            self._sigterm = signal.signal(signal.SIGTERM, terminate)
-        except ValueError:  # not the main thread: leave the default
-            self._sigterm = None
-
-    def _restore_sigterm(self) -> None:
-        if self._sigterm is not None:
-            signal.signal(signal.SIGTERM, self._sigterm)
-            self._sigterm = None
+        """SIGTERM ends the run like Ctrl-C (the workers are interrupted too), until the report is written."""
+        self._sigterm.install()
 
     def close(self) -> None:
-        self._restore_sigterm()
-        if self._ledger_dir is not None:
-            shutil.rmtree(self._ledger_dir, ignore_errors=True)
-            self._ledger_dir = None
+        self._sigterm.restore()
+        self._ledgers.remove()
 
     # -- collecting ---------------------------------------------------------------------------------
 
@@ -369,7 +317,7 @@ class Reporter:
 
     @pytest.hookimpl(trylast=True)  # after xdist has stopped its workers, so their ledgers are final
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
-        self._restore_sigterm()  # the run is over: from here on SIGTERM ends the process as usual
+        self._sigterm.restore()  # the run is over: from here on SIGTERM ends the process as usual
         self._read_ledgers()
         if self.interrupted is None and exitstatus == pytest.ExitCode.INTERRUPTED:  # stopped before the tests ran
             self.interrupted = "interrupted before the tests ran (during collection)"
@@ -393,17 +341,13 @@ class Reporter:
         terminalreporter.write_sep("=", f"holistic summary: {model}")
         for line in summary_lines(results):
             terminalreporter.write_line(line)
-        for line in _partial_lines(results):
+        for line in partial_lines(results):
             terminalreporter.write_line(line, yellow=True)
         problems = [writer.problem for writer in self.writers] + [worker.cache_problem for worker in results.workers.values()]
         for problem in dict.fromkeys(p for p in problems if p):
             terminalreporter.write_line(f"pytest-holistic: {problem}", yellow=True)
         for path in self.written:
             terminalreporter.write_line(f"report: {path}")
-
-
-class Terminated(KeyboardInterrupt):
-    """SIGTERM, raised where Ctrl-C would be, so pytest finishes the session (and the report) the same way."""
 
 
 def _reason(stop: BaseException) -> str:
@@ -419,33 +363,6 @@ def _reason(stop: BaseException) -> str:
 def _run_of(nodeid: str, runs: set[str]) -> str | None:
     base = nodeid.rsplit("[", 1)[0] if nodeid.endswith("]") else nodeid
     return base if base in runs else None
-
-
-def _partial_lines(results: Results) -> list[str]:
-    """What did not happen, said once at the end: interruption, unfinished items, unchecked gates, lost workers."""
-    lines = []
-    if results.interrupted:
-        lines.append(f"pytest-holistic: run incomplete: {results.interrupted}")
-    if results.unfinished:
-        crashed = [entry for entry in results.unfinished if "crashed" in str(entry["reason"])]
-        lines.append(
-            f"pytest-holistic: {len(results.unfinished)} item(s) did not finish"
-            + (f" ({len(crashed)} crashed with their worker)" if crashed else "")
-            + "; the report lists them under not_completed"
-        )
-    unchecked = [result for result in results.gates if not result.evaluated]
-    if unchecked:
-        lines.append(f"pytest-holistic: {len(unchecked)} gate(s) not evaluated:")
-        lines += [f"  {result.message}" for result in unchecked]
-    for name, how in results.lost_workers.items():
-        lines.append(f"pytest-holistic: worker {name} was lost ({how})")
-    lost = sorted(name for name, worker in results.workers.items() if not worker.final)
-    if lost:
-        lines.append(
-            f"pytest-holistic: no final summary from {', '.join(lost)}; its counts are those it last recorded (after its last committed batch)"
-        )
-    lines += [f"pytest-holistic: {warning}" for warning in results.warnings]
-    return lines
 
 
 def _warnings(runs: Sequence[RunResults], source: str) -> list[str]:

@@ -90,3 +90,30 @@ def summary_lines(results: Results) -> list[str]:
         if result.evaluated:  # the unchecked ones are listed with the other things that did not happen
             lines.append(f"gate {result.status.upper()}: {result.message}")
     return lines
+
+
+def partial_lines(results: Results) -> list[str]:
+    """What did not happen, said once at the end: interruption, unfinished items, unchecked gates, lost workers."""
+    lines = []
+    if results.interrupted:
+        lines.append(f"pytest-holistic: run incomplete: {results.interrupted}")
+    if results.unfinished:
+        crashed = [entry for entry in results.unfinished if "crashed" in str(entry["reason"])]
+        lines.append(
+            f"pytest-holistic: {len(results.unfinished)} item(s) did not finish"
+            + (f" ({len(crashed)} crashed with their worker)" if crashed else "")
+            + "; the report lists them under not_completed"
+        )
+    unchecked = [result for result in results.gates if not result.evaluated]
+    if unchecked:
+        lines.append(f"pytest-holistic: {len(unchecked)} gate(s) not evaluated:")
+        lines += [f"  {result.message}" for result in unchecked]
+    for name, how in results.lost_workers.items():
+        lines.append(f"pytest-holistic: worker {name} was lost ({how})")
+    lost = sorted(name for name, worker in results.workers.items() if not worker.final)
+    if lost:
+        lines.append(
+            f"pytest-holistic: no final summary from {', '.join(lost)}; its counts are those it last recorded (after its last committed batch)"
+        )
+    lines += [f"pytest-holistic: {warning}" for warning in results.warnings]
+    return lines
