@@ -6,8 +6,8 @@ the model sorts by length and batches, the cache answers what it already knows. 
 model-scored metrics (toxicity today) score its answers in one call each. Shards are contiguous runs of
 a test function's items, decided from the collection alone, so their batches are the same at -n 0 and -n 8.
 A model error is scoped to the requests that caused it: when a shard's call fails, its items are asked
-again one at a time (batches already committed come back from the cache), and only the items whose own
-requests fail get the error.
+again in halves, down to single items (batches already committed come back from the cache), and only the
+items whose own requests fail get the error.
 """
 
 from __future__ import annotations
@@ -106,33 +106,29 @@ def _model_failure(error: Exception, instance: str) -> HolisticError:
 def _ask(
     call: Callable[[list[Any]], list[Any]], wanted: Mapping[str, Sequence[Hashable]]
 ) -> tuple[dict[Hashable, Any], dict[str, Exception]]:
-    """The results of every item's requests in one call, and the error of each item whose own requests failed.
+    """The results of every item's requests, and the error of each item whose own requests failed.
 
-    When the shared call fails, the items are asked again one at a time, so one bad request costs only its
-    item (what was computed and committed before the failure comes back from the cache). A load failure is
-    not any one request's fault, so it still stops everything.
+    One call for all items first. When it fails, the items are split in halves and each half asked again,
+    down to single items, so one bad request costs only its item and the healthy ones are still computed in
+    batches (a handful of calls rather than one per item; what was committed before a failure comes back from
+    the cache). A load failure is not any one request's fault, so it still stops everything.
     """
-    wanted = {nodeid: own for nodeid, own in wanted.items() if own}
-    requests = list(dict.fromkeys(r for own in wanted.values() for r in own))
-    if not requests:
-        return {}, {}
-    try:
-        return dict(zip(requests, call(requests))), {}
-    except ModelLoadError:
-        raise
-    except Exception as error:
-        if len(wanted) == 1:  # nothing to isolate
-            return {}, {nodeid: error for nodeid in wanted}
     results: dict[Hashable, Any] = {}
     failures: dict[str, Exception] = {}
-    for nodeid, own in wanted.items():
-        todo = [request for request in dict.fromkeys(own) if request not in results]
+    pending = [[nodeid for nodeid, own in wanted.items() if own]]
+    while pending:
+        group = pending.pop()
+        todo = list(dict.fromkeys(r for nodeid in group for r in wanted[nodeid] if r not in results))
         try:
             results.update(zip(todo, call(todo)) if todo else ())
         except ModelLoadError:
             raise
         except Exception as error:
-            failures[nodeid] = error
+            if len(group) == 1:
+                failures[group[0]] = error
+            else:
+                middle = len(group) // 2
+                pending += [group[middle:], group[:middle]]
     return results, failures
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-MIXED_SUITE = '''
+MIXED_SUITE = """
 import pytest
 from pytest_holistic import Instance, scenario
 
@@ -25,7 +25,7 @@ def mixed():
 @pytest.mark.holistic(mixed, adapter="multiple_choice_separate", input_prefix="Question: ", max_train_instances=0)
 def test_mixed(completion):
     pass
-'''
+"""
 
 
 def _records(report: dict) -> dict[str, dict]:
@@ -45,7 +45,10 @@ def test_one_bad_instance_fails_only_its_item(pytester: pytest.Pytester, tiny_gp
     )
     records = _records(read_report(pytester.path, "tiny-gpt2"))
     assert {name: record["outcome"] for name, record in records.items()} == {
-        "fire": "passed", "long": "passed", "bad": "error", "ice": "passed"
+        "fire": "passed",
+        "long": "passed",
+        "bad": "error",
+        "ice": "passed",
     }
     assert records["long"]["completion"]["truncated_tokens"] > 0
     assert records["fire"]["completion"]["truncated_tokens"] == 0
@@ -85,7 +88,7 @@ def pytest_holistic_make_model(config, name):
     return PoisonModel() if name == "poison" else None
 '''
 
-POISON_SUITE = '''
+POISON_SUITE = """
 import pytest
 from pytest_holistic import Instance, scenario
 
@@ -97,7 +100,7 @@ def prompts():
 @pytest.mark.holistic(prompts, max_train_instances=0, metrics=("exact_match",))
 def test_prompts(completion):
     pass
-'''
+"""
 
 
 def test_a_failing_generation_batch_errors_only_its_own_item(pytester: pytest.Pytester, read_report) -> None:
@@ -106,12 +109,23 @@ def test_a_failing_generation_batch_errors_only_its_own_item(pytester: pytest.Py
     result = pytester.runpytest_subprocess("--model", "poison", timeout=300)
     result.assert_outcomes(passed=5, errors=1)
     result.stdout.fnmatch_lines(["*pytest-holistic: instance 'poison': the server rejected a poisoned prompt*"])
-    calls = [json.loads(line) for line in (pytester.path / "calls.jsonl").read_text().splitlines()]
-    # One call for the shard (its first batch is committed before the failure), then one per item that the
-    # cache could not answer.
+    calls = [
+        [prompt.removesuffix("\nAnswer:") for prompt in json.loads(line)]
+        for line in (pytester.path / "calls.jsonl").read_text().splitlines()
+    ]
+    # One call for the shard (its first batch is committed before the failure), then halves of it, down to the
+    # poisoned item alone: the healthy items are still asked in batches, and fewer calls than one per item.
     assert len(calls[0]) == 6
-    assert all(len(call) == 1 for call in calls[1:])
-    assert len(calls) == 1 + 4  # 2 answered by the first call's committed batch
+    assert ["Say POISON"] in calls[1:]
+    assert any(len(call) > 1 and "Say POISON" not in call for call in calls[1:])
+    assert len(calls) < 1 + 6
+    assert calls == [
+        ["Say a", "Say b", "Say c", "Say POISON", "Say d", "Say e"],
+        ["Say c"],  # the first half; a and b come from the cache
+        ["Say POISON", "Say d", "Say e"],
+        ["Say POISON"],
+        ["Say d", "Say e"],
+    ]
     report = read_report(pytester.path, "poison")
     outcomes = {record["instance_id"]: record["outcome"] for run in report["runs"] for record in run["instances"]}
     assert outcomes == {"a": "passed", "b": "passed", "c": "passed", "poison": "error", "d": "passed", "e": "passed"}
