@@ -11,6 +11,7 @@ its report, marked incomplete, with every item that did not finish and every gat
 
 from __future__ import annotations
 
+import json
 import sys
 from collections.abc import Generator, Sequence
 from dataclasses import dataclass
@@ -379,5 +380,14 @@ def _warnings(runs: Sequence[RunResults], source: str) -> list[str]:
             warnings.append(
                 f"{run.scenario}: all {len(answered)} answers are empty, so its scores say nothing about the model; "
                 "check max_tokens, the stop sequences and the prompt layout (output_prefix)"
+            )
+    origins: dict[str, dict[str, str]] = {}
+    for run in runs:
+        origins.setdefault(run.scenario, {})[json.dumps(dict(run.info.source_provenance), sort_keys=True)] = run.key
+    for name, keys in sorted(origins.items()):
+        if len(keys) > 1:  # two different scenarios under one name: a 'name:metric' gate judges both
+            warnings.append(
+                f"{name}: {len(keys)} different scenarios share this name ({', '.join(sorted(keys.values()))}); "
+                f"a '{name}:...' gate applies to all of them; give each scenario its own name"
             )
     return warnings

@@ -34,7 +34,7 @@ def _plain_tests(count: int) -> str:
     return "\n".join(f"def test_plain_{k}():\n    pass\n" for k in range(count))
 
 
-HOLISTIC = '''
+HOLISTIC = """
 import os
 import pytest
 from pytest_holistic import Instance, scenario
@@ -48,7 +48,7 @@ def numbers():
                       max_train_instances=0, metrics=("exact_match",){extra})
 def test_numbers(instance, completion):
     {body}
-'''
+"""
 
 
 def holistic_suite(count: int = 30, body: str = "pass", extra: str = "") -> str:
@@ -94,7 +94,7 @@ def test_crashing_worker_in_a_holistic_shard(pytester: pytest.Pytester, rules: s
     assert report["workers"]
 
 
-SLOW_SECOND = '''
+SLOW_SECOND = """
 import time
 from pathlib import Path
 import pytest
@@ -109,7 +109,7 @@ def second():
                       max_train_instances=0, metrics=("exact_match",), gates=("exact_match>=0.5",))
 def test_second(instance, completion):
     time.sleep(0.2)
-'''
+"""
 
 
 def _interrupt_when(pytester: pytest.Pytester, marker: Path, *args: str) -> subprocess.CompletedProcess[str]:
@@ -132,7 +132,11 @@ def test_interrupted_run_says_so(pytester: pytest.Pytester, rules: str, workers:
     """Ctrl-C: the report exists, says it is incomplete, lists what did not run, and judges no gate."""
     marker = pytester.path / "reached"
     body = f"time.sleep(0.1)\n    if instance.id == 'n12':\n        Path({str(marker)!r}).touch()"
-    pytester.makepyfile(test_first=holistic_suite(count=40, body=body, extra=", gates=('exact_match>=0.5',)").replace("import os", "import os, time\nfrom pathlib import Path"))
+    pytester.makepyfile(
+        test_first=holistic_suite(count=40, body=body, extra=", gates=('exact_match>=0.5',)").replace(
+            "import os", "import os, time\nfrom pathlib import Path"
+        )
+    )
     pytester.makepyfile(test_second=SLOW_SECOND)
     result = _interrupt_when(pytester, marker, "-n", workers, "--model", rules, "--holistic-gate", "second:exact_match>=0.9")
     assert result.returncode == 2, result.stdout
@@ -234,7 +238,9 @@ def test_stopped_before_any_item_finished_still_reports_everything(pytester: pyt
 def test_worker_killed_mid_shard_is_counted_from_its_ledger(pytester: pytest.Pytester) -> None:
     (pytester.path / "slow.json").write_text(SLOW_RULES)
     pytester.makepyfile(test_numbers=holistic_suite(count=40))
-    result = _run_then_signal(pytester, 1.0, "kill-worker", "-n", "2", "--model", "scripted:slow.json", "--holistic-shard-size", "20")
+    result = _run_then_signal(
+        pytester, 1.0, "kill-worker", "-n", "2", "--model", "scripted:slow.json", "--holistic-shard-size", "20"
+    )
     assert "INTERNALERROR" not in result.stdout, result.stdout
     report = _latest(pytester.path, "scripted_slow.json")
     assert report["complete"] is False
@@ -245,8 +251,12 @@ def test_worker_killed_mid_shard_is_counted_from_its_ledger(pytester: pytest.Pyt
 
 
 def test_gates_are_not_judged_when_xdist_gives_up_on_crashed_workers(pytester: pytest.Pytester, rules: str) -> None:
-    pytester.makepyfile(test_numbers=holistic_suite(body="if instance.id == 'n3':\n        os._exit(1)", extra=", gates=('exact_match>=0.5',)"))
-    result = pytester.runpytest_subprocess("-n", "2", "--max-worker-restart", "0", "--model", rules, "-p", "no:cacheprovider", timeout=300)
+    pytester.makepyfile(
+        test_numbers=holistic_suite(body="if instance.id == 'n3':\n        os._exit(1)", extra=", gates=('exact_match>=0.5',)")
+    )
+    result = pytester.runpytest_subprocess(
+        "-n", "2", "--max-worker-restart", "0", "--model", rules, "-p", "no:cacheprovider", timeout=300
+    )
     assert "INTERNALERROR" not in result.stdout.str()
     report = _latest(pytester.path)
     assert report["complete"] is False and "never run" in report["interrupted"]
@@ -261,7 +271,7 @@ def test_a_scenario_without_the_asked_source_says_which_data_it_used(pytester: p
     assert any("has no hub source" in warning for warning in _latest(pytester.path)["warnings"])
 
 
-SLOW_COLLECTION = '''
+SLOW_COLLECTION = """
 import time
 from pathlib import Path
 import pytest
@@ -276,7 +286,7 @@ def sluggish():
 @pytest.mark.holistic(sluggish, adapter="generation", max_tokens=3, max_train_instances=0)
 def test_sluggish(instance, completion):
     pass
-'''
+"""
 
 
 def test_interrupted_during_collection_says_so(pytester: pytest.Pytester, rules: str) -> None:
@@ -286,3 +296,13 @@ def test_interrupted_during_collection_says_so(pytester: pytest.Pytester, rules:
     report = _latest(pytester.path)
     assert report["complete"] is False and "during collection" in report["interrupted"]
     assert [(gate["gate"], gate["status"]) for gate in report["gates"]] == [("exact_match>=0.1", "not_evaluated")]
+
+
+def test_two_different_scenarios_with_one_name_are_warned_about(pytester: pytest.Pytester, rules: str) -> None:
+    pytester.makepyfile(test_numbers=holistic_suite(count=3))
+    pytester.makepyfile(
+        test_other=holistic_suite(count=3).replace("Number {k}", "Count {k}").replace("def test_numbers", "def test_other")
+    )
+    result = pytester.runpytest_subprocess("--model", rules, "-p", "no:cacheprovider", timeout=300)
+    result.assert_outcomes(passed=6)
+    result.stdout.fnmatch_lines(["*numbers: 2 different scenarios share this name*give each scenario its own name*"])
