@@ -312,7 +312,7 @@ def check_device(device: str) -> None:
     and nvidia-smi's list (a machine without nvidia-smi has no CUDA GPU for our purposes).
     """
     if device.startswith("cuda"):
-        count = _cuda_device_count()
+        count = _devices.cuda_device_count()
         index = int(device.split(":")[1]) if ":" in device else 0
         if count == 0:
             raise UserError(f"--holistic-device = {device!r}: this machine has no visible CUDA GPU; use cpu or auto")
@@ -323,22 +323,6 @@ def check_device(device: str) -> None:
             )
     elif device == "mps" and not _mps_available():
         raise UserError("--holistic-device = 'mps': Apple's MPS backend is not available on this machine; use cpu or auto")
-
-
-def _cuda_device_count() -> int:
-    torch = sys.modules.get("torch")
-    if torch is not None:
-        return int(torch.cuda.device_count()) if torch.cuda.is_available() else 0
-    gpus = _devices.visible_gpus()
-    outer = os.environ.get("CUDA_VISIBLE_DEVICES")
-    if outer is None or not gpus:
-        return len(gpus)
-    listed = []
-    for entry in (part.strip() for part in outer.split(",")):
-        if not entry or entry.startswith("-"):
-            break  # CUDA stops reading the list at the first invalid entry
-        listed.append(entry)
-    return len(listed)
 
 
 def _mps_available() -> bool:

@@ -7,11 +7,8 @@ cut into batches, and the LM head is applied only at the positions that are scor
 from __future__ import annotations
 
 import hashlib
-import importlib.metadata
 import math
 import os
-import shutil
-import sys
 import time
 from collections import defaultdict
 from collections.abc import Iterator, Sequence
@@ -80,28 +77,13 @@ def hub_revision(repo: str, revision: str | None) -> str | None:
 _DTYPE_ALIASES = {"half": "float16", "float": "float32", "double": "float64"}
 
 
-def _cuda_expected() -> bool:
-    """Whether ``device=auto`` will pick CUDA, decided without importing torch when it is not imported yet."""
-    torch = sys.modules.get("torch")
-    if torch is not None:
-        return bool(torch.cuda.is_available())
-    if os.environ.get("CUDA_VISIBLE_DEVICES", "0").strip() in ("", "-1") or shutil.which("nvidia-smi") is None:
-        return False
-    try:
-        if importlib.metadata.version("torch").endswith("+cpu"):
-            return False
-    except importlib.metadata.PackageNotFoundError:
-        return False
-    return bool(_devices.visible_gpus())
-
-
 def expected_variant(device: str, dtype: str) -> dict[str, str]:
     """The device kind and dtype a load with these options will use: the part of the cache identity that is not the weights.
 
     Resolves ``auto`` the way loading does (CUDA when a GPU is visible, bfloat16 there and float32 elsewhere),
     so ``auto`` and its explicit equivalent share cache entries; the device index does not change answers.
     """
-    kind = ("cuda" if _cuda_expected() else "cpu") if device == "auto" else device.split(":")[0]
+    kind = ("cuda" if _devices.cuda_device_count() else "cpu") if device == "auto" else device.split(":")[0]
     if dtype == "auto":
         return {"device": kind, "dtype": "bfloat16" if kind == "cuda" else "float32"}
     return {"device": kind, "dtype": _DTYPE_ALIASES.get(dtype, dtype)}

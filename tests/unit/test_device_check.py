@@ -18,6 +18,7 @@ from pytest_holistic.settings import check_device
 def two_gpus(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delitem(sys.modules, "torch", raising=False)  # decide from nvidia-smi's list, as before any import
     monkeypatch.setattr("pytest_holistic._devices.visible_gpus", lambda: ["0", "1"])
+    monkeypatch.setattr("pytest_holistic._devices.torch_builds_cuda", lambda: True)  # this machine's torch is a +cpu build
     monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
 
 
