@@ -113,6 +113,8 @@ def pytest_runtest_makereport(
     report = yield
     if call.excinfo is not None and call.excinfo.errisinstance(UserError):
         report.longrepr = _user_error_line(call.excinfo)
+    if call.excinfo is not None and call.excinfo.errisinstance(KeyboardInterrupt):
+        return report  # cut off mid-item (Ctrl-C, SIGTERM): no outcome to record; the report lists it as not completed
     _worker(item.config).attach_record(item, report)
     return report
 
