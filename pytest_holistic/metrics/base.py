@@ -18,10 +18,13 @@ import functools
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Any, Literal, Protocol, TypeVar, runtime_checkable
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar, runtime_checkable
 
 from ..errors import HolisticError, UserError
 from ..scenarios.instance import Reference
+
+if TYPE_CHECKING:
+    import numpy as np
 
 Direction = Literal["higher", "lower", "target"]
 """Which way is better. ``"target"`` means closest to ``MetricInfo.optimum`` (CrowS-Pairs stereotyping: 0.5)."""
@@ -70,6 +73,22 @@ class ScoresOf:
 Input = Column | ScoresOf
 
 
+class Resampled(Protocol):
+    """A population metric prepared once for a run's columns, then evaluated on many bootstrap resamples at once.
+
+    The bootstrap recomputes a metric about a thousand times; whatever the metric does per instance (tokenise
+    a text, validate a value) should happen once, and each resample only re-weigh the prepared numbers.
+    """
+
+    def __call__(self, indices: np.ndarray) -> np.ndarray:
+        """One value per row of ``indices`` (resamples x instances, drawn with replacement); NaN where undefined.
+
+        Each value must equal what the metric's function returns on the resampled columns
+        (``columns[k][row]``), with None or a ``MetricInputError`` read as NaN.
+        """
+        ...
+
+
 class MetricInputError(UserError, ValueError):
     """Inputs a metric cannot score: empty, mismatched lengths, NaN, out of range. The message says which."""
 
@@ -115,6 +134,8 @@ class MetricInfo:
     optimum: float | None = None
     inputs: tuple[Input, ...] = (Column.TEXT, Column.REFERENCES)
     family: Family = field(kw_only=True)
+    prepare: Callable[..., Resampled] | None = field(default=None, kw_only=True)
+    """``prepare(*columns)``: the metric made ready for bootstrap resampling (see ``Resampled``); None: call ``function`` per resample."""
 
 
 @runtime_checkable
@@ -197,16 +218,27 @@ def population_metric(
     citation: str,
     inputs: Sequence[Input],
     optimum: float | None = None,
+    prepare: Callable[..., Resampled] | None = None,
 ) -> Callable[[F], F]:
     """Attach population ``MetricInfo`` to ``function`` (as ``function.info``) without changing what it returns.
 
     ``name`` is the registry (and gate) name, e.g. ``ece_10_bin``; ``inputs`` are the columns the function
     takes, in order, so aggregation knows what to pass and collection what the adapter must produce.
+    ``prepare`` (optional) gives the bootstrap a vectorised form of the same function (see ``Resampled``).
     """
 
     def decorate(function: F) -> F:
         function.info = MetricInfo(  # type: ignore[attr-defined]
-            name, direction, bounds, citation, function, kind="population", optimum=optimum, inputs=tuple(inputs), family=family
+            name,
+            direction,
+            bounds,
+            citation,
+            function,
+            kind="population",
+            optimum=optimum,
+            inputs=tuple(inputs),
+            family=family,
+            prepare=prepare,
         )
         return function
 

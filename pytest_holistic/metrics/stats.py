@@ -8,7 +8,9 @@ intervals and the population metrics need the values themselves, not a summary.
 
 ``bootstrap_interval`` resamples instances with replacement (Efron 1979) for any scenario-level
 statistic, e.g. ECE or balanced accuracy, where no closed-form interval exists; by default its interval
-is built around the estimate, so a reported value always lies inside its own interval.
+is built around the estimate, so a reported value always lies inside its own interval. A metric whose
+per-instance work is costly (tokenising texts, fitting a model) passes a preparation (``MetricInfo.prepare``)
+that does that work once and computes every resample from the same index matrix in numpy.
 ``per_group``, ``group_extremes`` and ``group_gap`` give HELM's performance disparities (seeds digest
 §2.4 (ii), §8 A8): the metric on each group's subset, its worst and best group by the metric's
 direction, and how far apart they are.
@@ -20,9 +22,12 @@ import math
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from statistics import NormalDist
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from .base import Direction, MetricInputError
+from .base import Direction, MetricInputError, Resampled
+
+if TYPE_CHECKING:
+    import numpy as np
 
 Z_95 = 1.959963984540054
 
@@ -104,6 +109,8 @@ class Stat:
 
 
 DEFAULT_RESAMPLES = 1000
+CHUNK_CELLS = 1 << 20
+"""A prepared statistic sees at most this many (resample, instance) cells at once, so its work arrays stay small."""
 
 
 @dataclass(frozen=True)
@@ -142,6 +149,7 @@ def bootstrap_interval(
     confidence: float = 0.95,
     method: str = "centred",
     bounds: tuple[float, float] | None = None,
+    prepare: Callable[..., Resampled] | None = None,
 ) -> Bootstrap:
     """Bootstrap interval of ``statistic(*columns)`` over instances; by default it always contains the estimate.
 
@@ -167,6 +175,10 @@ def bootstrap_interval(
     paired. The same seed gives the same interval. Resamples whose statistic is undefined (None, NaN, or an
     input error such as a class missing from the resample) are dropped; if all are, the interval is (NaN,
     NaN). An undefined estimate has nothing to centre on, so it gets the plain percentiles.
+
+    ``prepare`` (a metric's ``MetricInfo.prepare``) computes the same resampled values from the same index
+    matrix, vectorised: ``prepare(*columns)`` does the per-instance work once and returns a ``Resampled``.
+    Without it (or when the columns fail its validation) ``statistic`` is called on every resample.
     """
     import numpy as np
 
@@ -181,15 +193,15 @@ def bootstrap_interval(
         raise MetricInputError(f"bootstrap_interval: confidence must be in (0, 1), got {confidence!r}")
     if method not in METHODS:
         raise MetricInputError(f"bootstrap_interval: method must be one of {', '.join(METHODS)}, got {method!r}")
-    arrays = [column if isinstance(column, np.ndarray) else _items(column) for column in columns]
     estimate = _defined(statistic, *columns)
-    rng = np.random.default_rng(seed)
-    values = []
-    for indices in rng.integers(0, n, size=(resamples, n)):
-        value = _defined(statistic, *(array[indices].tolist() for array in arrays))
-        if not math.isnan(value):
-            values.append(value)
-    if not values:
+    indices = np.random.default_rng(seed).integers(0, n, size=(resamples, n))
+    prepared = _prepared(prepare, columns)
+    if prepared is None:
+        values = _resampled_one_by_one(statistic, columns, indices)
+    else:
+        values = np.concatenate([np.asarray(prepared(chunk), dtype=float) for chunk in _chunks(indices)])
+    values = values[~np.isnan(values)]
+    if not len(values):
         return Bootstrap(estimate, math.nan, math.nan, confidence, resamples, seed)
     tail = (1.0 - confidence) / 2
     if math.isnan(estimate) or method == "percentile":
@@ -201,6 +213,65 @@ def bootstrap_interval(
     if bounds is not None:
         low, high = _clipped(low, high, bounds, estimate)
     return Bootstrap(estimate, low, high, confidence, resamples, seed)
+
+
+def _prepared(prepare: Callable[..., Resampled] | None, columns: Sequence[Sequence[Any]]) -> Resampled | None:
+    """The statistic prepared for ``columns``; None without a preparation or for columns it rejects.
+
+    Columns that fail validation (a NaN confidence) leave the per-resample path to decide, as before, which
+    resamples are defined: one that never draws the bad instance still has a value.
+    """
+    if prepare is None:
+        return None
+    try:
+        return prepare(*columns)
+    except MetricInputError:
+        return None
+
+
+def _resampled_one_by_one(
+    statistic: Callable[..., float | None], columns: Sequence[Sequence[Any]], indices: np.ndarray
+) -> np.ndarray:
+    """``statistic`` of each resample (a row of ``indices``), NaN where undefined: the path for metrics without a preparation."""
+    import numpy as np
+
+    arrays = [column if isinstance(column, np.ndarray) else _items(column) for column in columns]
+    values = [_defined(statistic, *(array[row].tolist() for array in arrays)) for row in indices]
+    return np.asarray(values, dtype=float)
+
+
+def _chunks(indices: np.ndarray) -> list[np.ndarray]:
+    """Consecutive row blocks of ``indices`` holding at most ``CHUNK_CELLS`` cells (at least one row each)."""
+    rows = max(1, CHUNK_CELLS // indices.shape[1])
+    return [indices[start : start + rows] for start in range(0, len(indices), rows)]
+
+
+def resample_weights(indices: np.ndarray, n: int) -> np.ndarray:
+    """How often each resample (row of ``indices``) draws each of the ``n`` instances, as a float (rows x n) matrix.
+
+    A statistic that is a sum over instances of prepared per-instance numbers is then ``weights @ numbers``
+    for every resample at once; the multiplicities are small integers, so integer sums stay exact.
+    """
+    import numpy as np
+
+    rows = indices.shape[0]
+    flat = (indices + n * np.arange(rows)[:, None]).ravel()
+    return np.bincount(flat, minlength=rows * n).reshape(rows, n).astype(float)
+
+
+def per_resample(function: Callable[..., float | None], *arrays: np.ndarray) -> Resampled:
+    """A ``Resampled`` that calls ``function`` on each resample of already validated ``arrays``.
+
+    For metrics that are cheap per call but check and convert their inputs every time (ECE, selective
+    accuracy): the checks run once in the preparation, and each resample gets array slices holding the very
+    values the unprepared metric would have converted its lists into, so it pays only for the arithmetic.
+    """
+    import numpy as np
+
+    def resampled(indices: np.ndarray) -> np.ndarray:
+        return np.asarray([_defined(function, *(array[row] for array in arrays)) for row in indices], dtype=float)
+
+    return resampled
 
 
 def _items(column: Sequence[Any]) -> Any:

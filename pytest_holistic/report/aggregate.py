@@ -21,7 +21,7 @@ from typing import Any
 from .. import metrics as registry
 from ..errors import InternalError, UserError
 from ..gates import GateResult, Observation
-from ..metrics.base import Direction, Family, MetricInfo
+from ..metrics.base import Direction, Family, MetricInfo, Resampled
 from ..metrics.stats import Stat, bootstrap_interval, group_extremes, group_gap, per_group
 from ..models.base import ModelInfo
 from .columns import column_values
@@ -90,6 +90,7 @@ def _bootstrapped(
     statistic: Callable[..., Any],
     columns: Sequence[Sequence[Any]],
     bounds: tuple[float, float] | None = None,
+    prepare: Callable[..., Resampled] | None = None,
 ) -> MetricResult:
     try:
         estimate = statistic(*columns)
@@ -98,12 +99,14 @@ def _bootstrapped(
     if estimate is None or (isinstance(estimate, float) and math.isnan(estimate)):
         # Undefined on this run (e.g. no gendered word in any generation): shown as such, never as 0.
         return MetricResult(name, family, kind, math.nan, math.nan, math.nan, len(columns[0]), direction, optimum)
-    interval = bootstrap_interval(statistic, *columns, resamples=RESAMPLES, seed=SEED, bounds=bounds)
+    interval = bootstrap_interval(statistic, *columns, resamples=RESAMPLES, seed=SEED, bounds=bounds, prepare=prepare)
     return MetricResult(name, family, kind, float(estimate), interval.low, interval.high, len(columns[0]), direction, optimum)
 
 
 def _of_info(info: MetricInfo, kind: str, statistic: Callable[..., Any], columns: Sequence[Sequence[Any]]) -> MetricResult:
-    return _bootstrapped(info.name, info.family, kind, info.direction, info.optimum, statistic, columns, info.bounds)
+    """The metric's number and interval; a population metric's own function is resampled through its preparation."""
+    prepare = info.prepare if statistic is info.function else None
+    return _bootstrapped(info.name, info.family, kind, info.direction, info.optimum, statistic, columns, info.bounds, prepare)
 
 
 def metric_results(records: Sequence[ItemRecord], population: Sequence[MetricInfo]) -> dict[str, MetricResult]:
@@ -246,6 +249,23 @@ class RunResults:
             for name, scorer in record.scorers.items():
                 found.setdefault(name, scorer)
         return found
+
+
+Progress = Callable[[str, int, int], None]
+"""Told ``(scenario, k, total)`` before the k-th of ``total`` runs is aggregated (1-based)."""
+
+
+def aggregate_runs(runs: Sequence[RunResults], progress: Progress | None = None) -> None:
+    """Compute every run's numbers now (each run keeps them), telling ``progress`` before each run.
+
+    The bootstrap intervals are the slow part of the end of a session (seconds per run); a caller that
+    shows a terminal calls this first, so the user sees which scenario is being computed, and the gates
+    and writers that ask for the numbers afterwards get them at once.
+    """
+    for k, run in enumerate(runs, start=1):
+        if progress is not None:
+            progress(run.scenario, k, len(runs))
+        run.metrics()
 
 
 @dataclass

@@ -52,7 +52,7 @@ def test_instance_metrics_carry_min_and_max_of_their_values() -> None:
 
 def test_population_metric_from_records_lies_inside_its_interval(monkeypatch: pytest.MonkeyPatch) -> None:
     # the shape of the reported MMLU run: 60 four-way answers whose resampled Platt ECE runs above the estimate
-    monkeypatch.setattr(aggregate, "RESAMPLES", 100)  # a scikit-learn fit per resample: 1000 take seconds
+    monkeypatch.setattr(aggregate, "RESAMPLES", 100)  # fewer resamples keep this test quick
     rng = random.Random(6)
     confidences = [round(rng.uniform(0.25, 0.6), 3) for _ in range(60)]
     correct = [rng.random() < c * 0.6 for c in confidences]
