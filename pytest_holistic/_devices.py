@@ -51,3 +51,13 @@ def cuda_device_count() -> int:
             break
         listed.append(entry)
     return len(listed)
+
+
+SHARERS = "PYTEST_HOLISTIC_GPU_SHARERS"
+"""Set in each xdist worker: how many workers (this one included) were given the same GPU."""
+
+
+def sharing_workers() -> int:
+    """How many processes of this run share this process's GPU (1 outside xdist), for sizing batches."""
+    value = os.environ.get(SHARERS, "1")
+    return max(1, int(value)) if value.isdigit() else 1

@@ -13,7 +13,7 @@ import random
 import re
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, field, fields, replace
 from typing import Any
 
 from .errors import InternalError, UserError
@@ -74,7 +74,7 @@ def make_spec(method: str, **overrides: Any) -> AdapterSpec:
     return replace(AdapterSpec(method=method), **values)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Completion:
     """What the model answered for one instance, in the adapter's answer space.
 
@@ -107,14 +107,23 @@ class Completion:
         return self.predicted_index is not None and self.predicted_index in self.correct_indices
 
     def to_record(self) -> dict[str, Any]:
-        record = asdict(self)
+        """Plain builtin types, one dict per item: its fields by name (tuples as lists), plus ``correct``.
+
+        Built field by field rather than with ``dataclasses.asdict``, whose recursive deep copy was the largest
+        per-item cost of a warm run (every value here is already a builtin).
+        """
+        record = {name: getattr(self, name) for name in _COMPLETION_FIELDS}
         record["correct"] = self.correct
-        for key in ("gold", "choices", "choice_logprobs", "correct_indices"):
+        for key in _COMPLETION_TUPLES:
             record[key] = list(record[key])
         return record
 
 
-@dataclass(frozen=True)
+_COMPLETION_FIELDS = tuple(f.name for f in fields(Completion))
+_COMPLETION_TUPLES = ("gold", "choices", "choice_logprobs", "correct_indices")
+
+
+@dataclass(frozen=True, slots=True)
 class Plan:
     """The requests one instance needs, kept with the prompt for the record."""
 
@@ -159,9 +168,11 @@ class Adapter:
         self._preamble = self._build_preamble()
 
     def _check_options(self, instance: Instance) -> None:
-        if self.spec.method == "multiple_choice_joint" and not 1 < len(instance.choices) <= len(LETTERS):
-            raise UserError(f"instance {instance.id!r} has {len(instance.choices)} options; multiple_choice_joint needs 2 to 26")
-        if self.spec.method == "multiple_choice_separate" and not instance.choices:
+        """Runs for every plan: counts the references (the options) without building ``choices``, a new tuple per read."""
+        options = len(instance.references)
+        if self.spec.method == "multiple_choice_joint" and not 1 < options <= len(LETTERS):
+            raise UserError(f"instance {instance.id!r} has {options} options; multiple_choice_joint needs 2 to 26")
+        if self.spec.method == "multiple_choice_separate" and not options:
             raise UserError(f"instance {instance.id!r} has no options; multiple_choice_separate needs references to score")
 
     def _options(self, instance: Instance) -> str:
@@ -240,16 +251,17 @@ class Adapter:
             "cached": generated.cached,
         }
         if method == "multiple_choice_joint":
-            letters = LETTERS[: len(instance.choices)]
+            letters = LETTERS[: len(instance.references)]
+            correct = instance.correct_indices  # a property that builds its tuple on every read
             match = _LETTER.match(text)
             index = letters.index(match[1]) if match and match[1] in letters else None
             return Completion(
                 text=text,
-                gold=tuple(letters[k] for k in instance.correct_indices),
+                gold=tuple(letters[k] for k in correct),
                 choices=tuple(letters),
                 predicted_index=index,
                 probability=math.exp(first) if first is not None else None,
-                correct_indices=instance.correct_indices,
+                correct_indices=correct,
                 **common,
             )
         return Completion(

@@ -12,6 +12,8 @@ items whose own requests fail get the error.
 
 from __future__ import annotations
 
+import hashlib
+import threading
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -92,6 +94,12 @@ class Scorers:
         return self._built[metric.name]
 
 
+def checked_alone(nodeid: str, fraction: float) -> bool:
+    """Whether the determinism canary re-scores this item: a seeded draw from its node id, the same in every worker."""
+    draw = int.from_bytes(hashlib.sha256(nodeid.encode()).digest()[:8], "big") / 2**64
+    return draw < fraction
+
+
 def _model_failure(error: Exception, instance: str) -> HolisticError:
     """One item's error outcome: one line that names its instance (our own bugs keep their traceback)."""
     if isinstance(error, InternalError):
@@ -135,23 +143,34 @@ def _ask(
 class Executor:
     """Per-worker planner: which items share a shard, and each item's answer once its shard is computed."""
 
-    def __init__(self, model: Model, shard_size: int, scorers: Scorers) -> None:
+    def __init__(
+        self, model: Model, shard_size: int, scorers: Scorers, determinism_check: float = 0.0, overlap: str = "off"
+    ) -> None:
         self.model = model
         self.shard_size = max(1, shard_size)
         self.scorers = scorers
+        self.determinism_check = determinism_check
+        self.overlap = overlap  # on, off, or auto (on once the model turns out to run on a GPU)
+        self.computed_ahead = 0  # shards computed in the background while pytest ran the items of another
         self._shard_of: dict[str, str] = {}
         self._members: dict[str, list[Work]] = {}
+        self._following: dict[str, str | None] = {}  # each shard's successor in collection order
         self._results: dict[str, Answer | HolisticError] = {}
+        self._ahead: threading.Thread | None = None
+        self._looked_ahead: set[str] = set()  # shards whose successor was considered for computing ahead
 
     def register(self, collected: Sequence[str], works: Sequence[Work]) -> None:
         """Group this worker's items into the shards of the whole (ordered) collection."""
         shards = assign_shards(collected, self.shard_size)
         self._shard_of.clear()
         self._members.clear()
+        self._looked_ahead.clear()
         for work in works:
             shard = shards.get(work.nodeid, work.nodeid)
             self._shard_of[work.nodeid] = shard
             self._members.setdefault(shard, []).append(work)
+        order = list(self._members)
+        self._following = dict(zip(order, [*order[1:], None]))
 
     @property
     def has_work(self) -> bool:
@@ -163,11 +182,68 @@ class Executor:
             shard = self._shard_of.get(nodeid)
             if shard is None:
                 raise InternalError(f"item {nodeid} was not registered with the executor; it was added after collection")
-            self._compute(self._members[shard])
+            self._settle()
+            if nodeid not in self._results:
+                self._compute(self._members[shard])
+        shard = self._shard_of[nodeid]
+        if shard not in self._looked_ahead:  # once per shard, whether its answers were computed here or ahead
+            self._looked_ahead.add(shard)
+            self._compute_ahead(shard)
         result = self._results.pop(nodeid)
         if isinstance(result, HolisticError):
             raise result
         return result
+
+    # -- overlap: the next shard on the device while pytest runs this one ---------------------------------
+
+    def _overlapping(self) -> bool:
+        if self.overlap == "auto":
+            details = self.model.info.details if getattr(self.model, "loaded", False) else {}
+            return str(details.get("device", "")).startswith("cuda")
+        return self.overlap == "on"
+
+    def _compute_ahead(self, shard: str) -> None:
+        """Start computing the shard after ``shard`` in a background thread, so the model never waits for pytest.
+
+        Only one thread uses the model at a time: the main thread waits for this one (``_settle``) before it
+        computes anything itself. Errors are left to the main thread, which meets them again when it asks.
+        """
+        if self._ahead is not None:
+            if self._ahead.is_alive():
+                return
+            self._settle()
+        if not self._overlapping():
+            return
+        following = self._following.get(shard)
+        while following is not None and all(work.nodeid in self._results for work in self._members[following]):
+            following = self._following.get(following)
+        if following is None:
+            return
+        works = self._members[following]
+
+        def compute() -> None:
+            try:
+                self._compute(works)
+                self.computed_ahead += 1
+            except BaseException:  # noqa: BLE001 - the main thread computes what is missing and reports the error
+                pass
+
+        self._ahead = threading.Thread(target=compute, name="holistic-compute-ahead", daemon=True)
+        self._ahead.start()
+
+    def _settle(self) -> None:
+        """Wait for the background shard, if one is being computed."""
+        if self._ahead is not None:
+            self._ahead.join()
+            self._ahead = None
+
+    def close(self) -> None:
+        """Stop computing ahead: the batch in flight is finished and committed, the rest of that shard is dropped."""
+        if self._ahead is not None:
+            cancel = getattr(self.model, "cancel", None)
+            if cancel is not None:
+                cancel()
+            self._settle()
 
     def _compute(self, works: Sequence[Work]) -> None:
         pending = [work for work in works if work.nodeid not in self._results]
@@ -196,9 +272,43 @@ class Executor:
             completions[work.nodeid] = work.run.adapter.interpret(
                 work.instance, plan, generation, [scored[r] for r in plan.loglikelihood]
             )
+        if self.determinism_check:
+            for work in pending:
+                if work.nodeid in completions and checked_alone(work.nodeid, self.determinism_check):
+                    drift = self._drift(work, plans[work.nodeid], completions[work.nodeid])
+                    if drift is not None:
+                        self._results[work.nodeid] = drift
+                        del completions[work.nodeid]
         answered = [work for work in pending if work.nodeid in completions]
         for nodeid, answer in self._score(answered, completions).items():
             self._results[nodeid] = answer
+
+    def _drift(self, work: Work, plan: Plan, batched: Completion) -> HolisticError | None:
+        """The determinism canary: this item's requests computed one at a time, outside any batch and the cache.
+
+        A different answer (chosen option or generated text) is the item's failure; log-probabilities that move
+        without changing the answer are reported with it but do not fail on their own.
+        """
+        alone_model = getattr(self.model, "answer_alone", None)
+        if alone_model is None:
+            return None
+        try:
+            generation = alone_model([plan.generation])[0] if plan.generation is not None else None
+            scored = alone_model(list(plan.loglikelihood))
+        except HolisticError as error:
+            return _model_failure(error, work.instance.id)
+        alone = work.run.adapter.interpret(work.instance, plan, generation, scored)
+        gaps = [abs(a - b) for a, b in zip(batched.choice_logprobs, alone.choice_logprobs)]
+        if batched.logprob is not None and alone.logprob is not None:
+            gaps.append(abs(batched.logprob - alone.logprob))
+        if (batched.text, batched.predicted_index) == (alone.text, alone.predicted_index):
+            return None
+        gap = f" (log-probabilities differ by up to {max(gaps):.3g})" if gaps else ""
+        return ModelOutputError(
+            f"instance {work.instance.id!r}: determinism check: the answer is {batched.text!r} in its batch but "
+            f"{alone.text!r} when scored alone{gap}; scores depend on batch composition here, "
+            "run with --holistic-deterministic (float32) to make them stable"
+        )
 
     def _score(self, works: Sequence[Work], completions: Mapping[str, Completion]) -> dict[str, Answer | HolisticError]:
         """Each run's model-scored metrics over the shard's answers, one scorer call per metric.

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import os
 import platform
 import re
@@ -19,6 +20,7 @@ from .gates import Gate, parse_gate
 from .metrics import TOXICITY
 from .models.base import ModelOptions
 from .models.registry import check_model_spec
+from .models.scoring import STRATEGIES
 from .scenarios.scenario import SOURCES
 
 DEFAULT_MODEL = "smollm2-135m"
@@ -90,10 +92,9 @@ def add_options(parser: pytest.Parser) -> None:
     group.addoption(
         "--holistic-shard-size",
         dest="holistic_shard_size",
-        type=int,
         default=None,
-        metavar="N",
-        help="items of one test function batched together and sent to one xdist worker (default 64)",
+        metavar="N|auto",
+        help="items of one test function batched together and sent to one xdist worker (auto: 64 on CPU, 512 on a GPU)",
     )
     group.addoption(
         "--holistic-toxicity-scorer",
@@ -106,6 +107,35 @@ def add_options(parser: pytest.Parser) -> None:
     group.addoption("--holistic-device", dest="holistic_device", default=None, help="auto (default), cpu, cuda, cuda:N or mps")
     group.addoption("--holistic-dtype", dest="holistic_dtype", default=None, help=f"{', '.join(DTYPES)} (default auto)")
     group.addoption("--holistic-model-revision", dest="holistic_model_revision", default=None, help="hub revision of --model")
+    group.addoption(
+        "--holistic-scoring",
+        dest="holistic_scoring",
+        default=None,
+        metavar="STRATEGY",
+        help="how log-likelihoods are computed: auto (default: shared on CPU, packed on GPU), shared, full or packed",
+    )
+    group.addoption(
+        "--holistic-overlap",
+        dest="holistic_overlap",
+        default=None,
+        choices=("auto", "on", "off"),
+        help="compute the next shard while pytest runs the items of this one (auto: on a GPU, without -n)",
+    )
+    group.addoption(
+        "--holistic-deterministic",
+        dest="holistic_deterministic",
+        action="store_true",
+        default=False,
+        help="scores that do not depend on batch size or worker count: float32 weights, no TF32 (slower on a GPU)",
+    )
+    group.addoption(
+        "--holistic-check-determinism",
+        dest="holistic_check_determinism",
+        type=float,
+        default=None,
+        metavar="FRACTION",
+        help="re-score this seeded fraction of items alone (batch size 1) and fail those whose answer changes",
+    )
     group.addoption(
         "--holistic-trust-remote-code",
         dest="holistic_trust_remote_code",
@@ -130,7 +160,9 @@ def add_options(parser: pytest.Parser) -> None:
     parser.addini("holistic_batch_size", "contexts or prompts per forward pass, or auto", default="auto")
     parser.addini("holistic_cache_dir", "response cache folder, relative to the ini file", default="")
     parser.addini("holistic_toxicity_scorer", "profanity, hf:NAME_OR_FOLDER or perspective", default="profanity")
-    parser.addini("holistic_shard_size", "items of one test function batched together and sent to one xdist worker", default="64")
+    parser.addini(
+        "holistic_shard_size", "items of one test function batched together and sent to one xdist worker, or auto", default="auto"
+    )
 
 
 @dataclass(frozen=True)
@@ -145,6 +177,8 @@ class Settings:
     shard_size: int
     scorer_specs: Mapping[str, str] = field(default_factory=dict)  # model-scored metric -> the scorer the user chose
     strict_gates: bool = False  # a gate that could not be checked (scenario deselected) fails instead of being skipped
+    determinism_check: float = 0.0  # the seeded fraction of items re-scored alone, to catch answers that depend on batching
+    overlap: str = "auto"  # compute the next shard in the background: auto (on a GPU), on, off
 
     @classmethod
     def from_config(cls, config: pytest.Config) -> Settings:
@@ -172,9 +206,17 @@ class Settings:
         if cache_dir is not None:
             _check_folder(cache_dir, "the response cache folder (--holistic-cache-dir)")
         model = _model_spec(config)
+        deterministic = bool(option.holistic_deterministic)
+        dtype = _dtype(option.holistic_dtype)
+        if deterministic and dtype not in ("auto", "float32", "float64"):
+            raise UserError(
+                f"--holistic-deterministic needs float32 weights, but --holistic-dtype = {dtype!r}; drop one of the two"
+            )
         model_options = ModelOptions(
             device=_device(option.holistic_device),
-            dtype=_dtype(option.holistic_dtype),
+            dtype="float32" if deterministic and dtype == "auto" else dtype,
+            scoring=_scoring(option.holistic_scoring),
+            deterministic=deterministic,
             batch_size=batch_size,
             revision=_revision(option.holistic_model_revision),
             trust_remote_code=option.holistic_trust_remote_code,
@@ -196,9 +238,11 @@ class Settings:
             max_instances=None
             if option.holistic_max_instances is None
             else _positive(option.holistic_max_instances, "--holistic-max-instances", "(instances per scenario)"),
-            shard_size=_positive(shard.value, shard.origin, "(items per shard, default 64)"),
+            shard_size=_shard_size(shard, model_options),
             scorer_specs={TOXICITY.name: scorer_spec},
             strict_gates=bool(option.holistic_strict_gates or config.getini("holistic_strict_gates")),
+            determinism_check=_fraction(option.holistic_check_determinism),
+            overlap=option.holistic_overlap or "auto",
         )
 
 
@@ -296,6 +340,39 @@ def _device(value: str | None) -> str:
     if not _DEVICE.fullmatch(device):
         raise UserError(f"--holistic-device = {value!r}: use auto, cpu, cuda, cuda:N (N = 0, 1, ...) or mps")
     return device
+
+
+def _shard_size(given: _Given, options: ModelOptions) -> int:
+    """Items per shard; ``auto``: 64 on CPU, and on a GPU several full batches (4 x the batch size, or 512).
+
+    Decided from the options and the visible GPUs alone, so the xdist controller and every worker agree.
+    """
+    text = str(given.value).strip()
+    if text != "auto":
+        value = int(text) if re.fullmatch(r"[+-]?\d+", text) else given.value
+        return _positive(value, given.origin, "(items per shard) or auto")
+    on_gpu = options.device.startswith("cuda") or (options.device == "auto" and _devices.cuda_device_count() > 0)
+    if not on_gpu:
+        return 64
+    return max(64, 4 * options.batch_size) if options.batch_size else 512
+
+
+def _scoring(value: str | None) -> str:
+    strategy = "auto" if value is None else value.strip()
+    if strategy not in STRATEGIES:
+        raise UserError(f"--holistic-scoring = {value!r}: use one of {', '.join(STRATEGIES)}")
+    return strategy
+
+
+def _fraction(value: float | None) -> float:
+    if value is None:
+        return 0.0
+    if not math.isfinite(value) or not 0 < value <= 1:
+        raise UserError(
+            f"--holistic-check-determinism = {value!r}: give the fraction of items to re-score alone, above 0 and at most 1 "
+            "(e.g. 0.05)"
+        )
+    return float(value)
 
 
 def _dtype(value: str | None) -> str:

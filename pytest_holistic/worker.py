@@ -4,11 +4,14 @@ It turns marked test functions into items, pins the process to its device, holds
 the executor, hands each item its answer, and turns each finished item into one ``ItemRecord`` that
 rides on the ``TestReport``. The first record of each run carries the run's description and the model's
 identity; the process's summary goes out once at the end. Nothing here writes a report.
+
+Per item, a warm run does only what the item needs: its answer comes from its shard (one cache query per
+shard), its record is built once as plain data, and a snapshot of this process's counts rides along only when
+the counts changed (once per computed shard), so the model's identity is not copied onto every report.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import math
 import numbers
@@ -54,6 +57,8 @@ def worker_environment(
     devices = [d.strip() for d in outer.split(",") if d.strip()] if outer is not None else list(gpus or [])
     if devices:
         updates["CUDA_VISIBLE_DEVICES"] = devices[index % len(devices)]
+        sharers = sum(1 for worker in range(max(1, worker_count)) if worker % len(devices) == index % len(devices))
+        updates[_devices.SHARERS] = str(sharers)
     return updates
 
 
@@ -144,8 +149,14 @@ class WorkerSide:
         self.selected: dict[str, int] = {}
         cache = ResponseCache(settings.cache_dir) if settings.cache_dir is not None else None
         self.model = CachedModel(self._backend, cache)
-        self.executor = Executor(self.model, settings.shard_size, Scorers(settings.scorer_specs))
+        # Computing ahead is for a single process: an xdist worker does not know which shard it runs next.
+        overlap = "off" if is_worker(config) else settings.overlap
+        self.executor = Executor(
+            self.model, settings.shard_size, Scorers(settings.scorer_specs), settings.determinism_check, overlap
+        )
         self._announced: set[str] = set()
+        self._runs_data: list[dict[str, Any]] = []  # the collected runs as data, made once for every ledger write
+        self._snapshot_key: tuple[Any, ...] | None = None  # what the last snapshot sent was made of
         ledger = config.workerinput.get(LEDGER_KEY) if is_worker(config) else None  # type: ignore[attr-defined]
         self.ledger = Path(ledger) / f"{self.name}.json" if ledger else None
         if self.ledger is not None:
@@ -197,17 +208,19 @@ class WorkerSide:
         self.selected = dict.fromkeys(self.runs, 0)
         for item in items:
             callspec = getattr(item, "callspec", None)
-            if callspec is None or "instance" not in callspec.params or item.get_closest_marker("holistic") is None:
+            if callspec is None or "instance" not in callspec.params:
                 continue
+            # Keyed by the marked function's node id, which only ``parametrize`` registers: no marker lookup per item.
             run = self.runs.get(item.nodeid[: -len(callspec.id) - 2])
             if run is not None:
                 item.stash[ITEM_WORK] = work = Work(item.nodeid, run, callspec.params["instance"])
                 works.append(work)
                 self.selected[run.key] += 1
         self.executor.register([item.nodeid for item in items], works)
+        self._runs_data = [run.to_data() for run in self.collected()]
         self.write_ledger()
         if not is_worker(self.config):  # an xdist worker sends its runs with its summary instead
-            self.config.hook.pytest_holistic_runs_collected(config=self.config, runs=[run.to_data() for run in self.collected()])
+            self.config.hook.pytest_holistic_runs_collected(config=self.config, runs=self._runs_data)
 
     def collected(self) -> list[CollectedRun]:
         """Every run collection built, with how many of its items survived deselection (-k, -m, --lf)."""
@@ -215,9 +228,8 @@ class WorkerSide:
 
     # -- running ------------------------------------------------------------------------------------
 
-    def answer(self, request: pytest.FixtureRequest) -> Answer:
+    def answer(self, item: pytest.Item) -> Answer:
         """This item's answer, computing its shard on first use; a failure is the item's error outcome."""
-        item = request.node
         if ITEM_WORK not in item.stash:
             pytest.fail("the `completion` fixture only exists in tests marked @pytest.mark.holistic(scenario)", pytrace=False)
         if ITEM_ANSWER not in item.stash:
@@ -228,7 +240,7 @@ class WorkerSide:
                 raise  # our bug: the traceback is what a report needs
             except ModelLoadError as error:
                 failure = f"pytest-holistic: {error}"
-                request.session.shouldstop = "pytest-holistic: the model could not be loaded (the error above says why)"
+                item.session.shouldstop = "pytest-holistic: the model could not be loaded (the error above says why)"
             except HolisticError as error:
                 failure = f"pytest-holistic: {error}"
             if failure is not None:  # failed outside the except block, so the message is not chained to the error
@@ -240,8 +252,10 @@ class WorkerSide:
         work = item.stash.get(ITEM_WORK, None)
         if work is None or not (report.when == "call" or (report.when == "setup" and report.failed)):
             return
-        report.holistic_record = self.record(item, work, report).to_data()  # type: ignore[attr-defined]
-        snapshot = self.summary(final=False)
+        record = self.record(item, work, report)
+        # An xdist worker sends plain data; at -n 0 the reporter reads this same object and takes the record along.
+        report.holistic_record = record.to_data() if is_worker(self.config) else record.in_process()  # type: ignore[attr-defined]
+        snapshot = self.changed_snapshot()
         if snapshot is not None:  # this process's counts so far: what the reporter keeps if the final summary never comes
             report.holistic_worker = snapshot.to_data()  # type: ignore[attr-defined]
         if work.run.key not in self._announced:
@@ -272,6 +286,31 @@ class WorkerSide:
             skipped=answer.skipped if answer is not None else (),
             error=_one_line(report.longreprtext) if report.failed else None,
         )
+
+    def changed_snapshot(self) -> WorkerSummary | None:
+        """The summary so far, or None when nothing in it changed since the last one sent.
+
+        The reporter keeps the latest snapshot per worker, so an unchanged one adds nothing; counts change only
+        when a shard is computed or looked up, so this is one snapshot per shard rather than a copy of the
+        model's info (and a ``getrusage`` call) per item. Peak memory alone does not make a new snapshot.
+        """
+        model, stats = self.model, self.model.stats
+        key = (
+            stats.generation_requests,
+            stats.loglikelihood_requests,
+            stats.cache_hits,
+            stats.batches,
+            model.known_info,
+            model.loaded,
+            model.cache_problem,
+            model.load_failure,
+        )
+        if key == self._snapshot_key:
+            return None
+        snapshot = self.summary(final=False)
+        if snapshot is not None:
+            self._snapshot_key = key
+        return snapshot
 
     # -- the end ------------------------------------------------------------------------------------
 
@@ -312,10 +351,11 @@ class WorkerSide:
         Written after collection and after every committed batch (atomically), so a worker killed mid-shard
         or cut off by Ctrl-C still shows up in the report with counts that match what it put in the cache.
         """
-        summary = self.summary(final=False)
-        if self.ledger is None or summary is None:
+        summary = self.summary(final=False) if self.ledger is not None else None
+        if summary is None:
             return
-        data = dataclasses.replace(summary, runs=tuple(self.collected())).to_data()
+        data = summary.to_data()
+        data["runs"] = self._runs_data  # fixed once collection is done: serialised then, not at every batch
         data["pid"] = os.getpid()  # so the controller can stop this worker when it is told to stop (SIGTERM)
         temporary = self.ledger.with_name(f".{self.ledger.name}.tmp")
         try:
@@ -335,6 +375,7 @@ class WorkerSide:
             self.config.hook.pytest_holistic_worker_finished(config=self.config, summary=summary.to_data())
 
     def close(self) -> None:
+        self.executor.close()
         self.model.close()
 
 

@@ -22,6 +22,8 @@ class ModelOptions:
     batch_size: int | None = None  # None: chosen by the backend (8 on CPU, from free memory on GPU)
     revision: str | None = None
     trust_remote_code: bool = False
+    scoring: str = "auto"  # log-likelihood strategy of the transformers backend (see models/scoring.py)
+    deterministic: bool = False  # float32 without TF32, so scores do not depend on batching
 
 
 @dataclass(frozen=True)

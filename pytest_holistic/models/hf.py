@@ -6,7 +6,7 @@ cut into batches, and the LM head is applied only at the positions that are scor
 
 from __future__ import annotations
 
-import hashlib
+import json
 import math
 import os
 import time
@@ -19,6 +19,7 @@ from typing import Any
 from .. import _devices
 from .._hub import UNREACHABLE, offline, unreachable_hub
 from ..errors import ModelLoadError, ModelOutputError
+from . import scoring
 from .base import (
     BatchStreaming,
     GenerationRequest,
@@ -33,25 +34,18 @@ _Pair = tuple[list[int], list[int], int]
 """A scoring request as tokens: (context kept, continuation, context tokens dropped from the left)."""
 
 
-def _chunks(items: Sequence[int], size: int) -> Iterator[Sequence[int]]:
-    for start in range(0, len(items), size):
-        yield items[start : start + size]
-
-
 def _looks_like_path(name: str) -> bool:
     return name.startswith((".", "/", "~")) or name.count("/") > 1 or os.sep in name and name.count(os.sep) > 1
 
 
 def weights_hash(folder: Path) -> str:
-    """sha256 over the weight files of a local folder: the revision of weights that have no commit."""
-    digest = hashlib.sha256()
-    files = sorted(p for p in folder.iterdir() if p.suffix in (".safetensors", ".bin", ".pt", ".gguf") or p.name == "config.json")
-    for path in files:
-        digest.update(path.name.encode())
-        with path.open("rb") as handle:
-            for block in iter(lambda: handle.read(1 << 22), b""):
-                digest.update(block)
-    return "sha256:" + digest.hexdigest()[:16]
+    """sha256 over the weight files of a local folder: the revision of weights that have no commit.
+
+    Hashed once and kept with the files' stamps (:mod:`.fingerprint`), so a rerun with unchanged files reads no weights.
+    """
+    from .fingerprint import folder_digest
+
+    return folder_digest(folder)
 
 
 def _cached_commit(repo: str, revision: str | None) -> str | None:
@@ -77,16 +71,61 @@ def hub_revision(repo: str, revision: str | None) -> str | None:
 _DTYPE_ALIASES = {"half": "float16", "float": "float32", "double": "float64"}
 
 
-def expected_variant(device: str, dtype: str) -> dict[str, str]:
+_CHECKPOINT_DTYPES = frozenset({"float32", "bfloat16", "float16", "float64"})
+
+
+def config_dtype(value: object) -> str | None:
+    """A checkpoint's dtype from its config (``"bfloat16"`` or ``torch.bfloat16``); None when absent or not a float dtype."""
+    name = str(value).removeprefix("torch.") if value is not None else None
+    return name if name in _CHECKPOINT_DTYPES else None
+
+
+def checkpoint_dtype(source: str, revision: str | None = None) -> str | None:
+    """The dtype a folder's or cached hub model's ``config.json`` declares, read without transformers (or None).
+
+    ``dtype`` wins over the older ``torch_dtype``, as in transformers; a hub name not in the local cache is None.
+    """
+    folder = Path(source).expanduser()
+    if folder.is_dir():
+        path: Path | None = folder / "config.json"
+    else:
+        try:
+            from huggingface_hub import try_to_load_from_cache
+
+            found = try_to_load_from_cache(source, "config.json", revision=revision)
+        except Exception:  # an invalid repo id: loading will say what is wrong
+            return None
+        path = Path(found) if isinstance(found, str) else None
+    try:
+        config = json.loads(path.read_text(encoding="utf-8")) if path is not None else None
+    except (OSError, UnicodeDecodeError, ValueError):
+        return None
+    if not isinstance(config, dict):
+        return None
+    return config_dtype(config.get("dtype") or config.get("torch_dtype"))
+
+
+def resolve_dtype(kind: str, dtype: str, checkpoint: str | None) -> str:
+    """The dtype a load uses: an explicit one as asked; ``auto`` is the checkpoint's own dtype on CUDA, float32 elsewhere.
+
+    On a CUDA GPU ``auto`` keeps what the checkpoint was saved in (a float32 checkpoint stays float32, a bfloat16
+    one is not widened to twice the memory); a checkpoint that declares none is taken as float32, transformers'
+    default. On CPU (and mps) ``auto`` is float32: bfloat16 matmuls there are slow and numerically coarse.
+    """
+    if dtype != "auto":
+        return _DTYPE_ALIASES.get(dtype, dtype)
+    return checkpoint if kind == "cuda" and checkpoint is not None else "float32"
+
+
+def expected_variant(device: str, dtype: str, checkpoint: str | None = None) -> dict[str, str]:
     """The device kind and dtype a load with these options will use: the part of the cache identity that is not the weights.
 
-    Resolves ``auto`` the way loading does (CUDA when a GPU is visible, bfloat16 there and float32 elsewhere),
-    so ``auto`` and its explicit equivalent share cache entries; the device index does not change answers.
+    Resolves ``auto`` the way loading does (CUDA when a GPU is visible; the dtype by :func:`resolve_dtype` from
+    ``checkpoint``, the dtype the model's config declares), so ``auto`` and its explicit equivalent share cache
+    entries; the device index does not change answers.
     """
     kind = ("cuda" if _devices.cuda_device_count() else "cpu") if device == "auto" else device.split(":")[0]
-    if dtype == "auto":
-        return {"device": kind, "dtype": "bfloat16" if kind == "cuda" else "float32"}
-    return {"device": kind, "dtype": _DTYPE_ALIASES.get(dtype, dtype)}
+    return {"device": kind, "dtype": resolve_dtype(kind, dtype, checkpoint)}
 
 
 def loaded_variant(model: Any) -> dict[str, str]:
@@ -98,8 +137,9 @@ def loaded_variant(model: Any) -> dict[str, str]:
 class HFBackend:
     """A hub name or a local folder, loaded through transformers' ``from_pretrained``.
 
-    The identity of a folder is a hash of its weights (computed once per process), of a hub name the
-    commit it resolves to in the local HF cache; a hub name not in the cache has no cheap identity.
+    The identity of a folder is a hash of its weights (hashed once and kept while its files' stamps hold, so a
+    warm run reads no weights), of a hub name the commit it resolves to in the local HF cache; a hub name not in
+    the cache has no cheap identity. Its dtype under ``auto`` comes from ``config.json``, as the load decides it.
     """
 
     def __init__(self, spec: str, options: ModelOptions) -> None:
@@ -119,7 +159,8 @@ class HFBackend:
                 revision: str | None = self.options.revision or weights_hash(folder)
             else:
                 revision = hub_revision(self.spec, self.options.revision)
-            variant = expected_variant(self.options.device, self.options.dtype)
+            checkpoint = checkpoint_dtype(self.spec, self.options.revision) if self.options.dtype == "auto" else None
+            variant = expected_variant(self.options.device, self.options.dtype, checkpoint)
             self._identity = ModelInfo(self.spec, "transformers", revision, variant=variant) if revision else None
         return self._identity
 
@@ -133,7 +174,7 @@ class HFBackend:
             dtype=options.dtype,
             trust_remote_code=options.trust_remote_code,
             batch_size=options.batch_size,
-        )
+        ).apply(options)
 
 
 def _in_local_cache(repo: str, revision: str | None) -> bool:
@@ -187,13 +228,14 @@ def _first_line(error: BaseException) -> str:
 class HFModel(BatchStreaming):
     """A transformers causal LM held in memory for the whole session (one copy per worker)."""
 
-    def __init__(self, model: Any, tokenizer: Any, info: ModelInfo, batch_size: int | None = None) -> None:
+    def __init__(
+        self, model: Any, tokenizer: Any, info: ModelInfo, batch_size: int | None = None, strategy: str = "auto"
+    ) -> None:
         self.model = model
         self.tokenizer = tokenizer
         self.info = info
         self.device = next(model.parameters()).device
         info.variant.update(loaded_variant(model))  # the cache identity of what was loaded, not what was asked for
-        self.shared_context = True
         config = model.config
         limits = [getattr(config, key, None) for key in ("max_position_embeddings", "n_positions", "n_ctx")]
         self.max_length = min([int(v) for v in limits if isinstance(v, int) and v > 0] or [2048])
@@ -203,17 +245,56 @@ class HFModel(BatchStreaming):
         self.pad_id: int = pad if isinstance(pad, int) else (self.eos_id if self.eos_id is not None else 0)
         bos = tokenizer.bos_token_id
         self.start_id: int = bos if isinstance(bos, int) else (self.eos_id if self.eos_id is not None else 0)
+        self.strategy: scoring.Strategy = self._pick_strategy(strategy)
+        self._scorer = scoring.Scorer(model, self.pad_id)
+        self._packed_checked = False  # packed scoring is checked against full sequences on its first batch
+        self.token_budget: int | None = None
         self.batch_size = max(1, int(batch_size)) if batch_size else self._auto_batch_size()
         # Decoding one token at a time is memory-bound, so generation gains from wider batches (3x at 32 vs 1 on CPU).
-        self.generation_batch_size = self.batch_size if batch_size else max(32, self.batch_size)
+        self.generation_batch_size = self.batch_size if batch_size else (256 if self.device.type == "cuda" else 32)
         info.details["batch_size"] = self.batch_size
         info.details["generation_batch_size"] = self.generation_batch_size
+        info.details["scoring"] = self.strategy
+        info.details["deterministic"] = False
+        if self.token_budget is not None:
+            info.details["token_budget"] = self.token_budget
+
+    def apply(self, options: ModelOptions) -> HFModel:
+        """The load-independent options: scoring strategy and deterministic mode (recorded in the model details)."""
+        self.use_strategy(options.scoring)
+        if options.deterministic:
+            import torch
+
+            # TF32 and reduced-precision reductions make float32 matmuls depend on shapes, hence on batching.
+            torch.backends.cuda.matmul.allow_tf32 = False
+            torch.backends.cudnn.allow_tf32 = False
+            torch.backends.cuda.matmul.allow_fp16_reduced_precision_reduction = False
+            torch.backends.cudnn.deterministic = True
+        self.info.details["deterministic"] = options.deterministic
+        return self
+
+    def use_strategy(self, asked: str) -> None:
+        """Score with ``asked`` (one of ``scoring.STRATEGIES``) from now on."""
+        if asked not in scoring.STRATEGIES:
+            raise ModelLoadError(f"unknown scoring strategy {asked!r}; use one of {', '.join(scoring.STRATEGIES)}")
+        self.strategy = self._pick_strategy(asked)
+        self._packed_checked = False
+        self.info.details["scoring"] = self.strategy
+
+    def _pick_strategy(self, asked: str) -> scoring.Strategy:
+        """``auto``: shared contexts on CPU (measured fastest there), packed rows on a GPU (one pass, context once)."""
+        if asked != "auto":
+            return asked  # type: ignore[return-value]
+        return "packed" if self.device.type == "cuda" else "shared"
 
     def _auto_batch_size(self) -> int:
-        """8 on CPU (measured best for shared-context scoring); on GPU, what half the free memory holds.
+        """8 contexts on CPU (measured best there); on a GPU, as many as this worker's share of memory holds.
 
-        A row costs its keys/values (2 x layers x hidden per token) plus its log-softmax over the
-        vocabulary at the scored positions; 512-token rows and 32 scored positions are assumed.
+        On a GPU the limit is a token budget (padded tokens per forward pass) rather than a row count: this
+        process's share of the device memory (free memory split between the xdist workers that share the GPU,
+        each of which holds its own copy of the weights) divided by what one token costs: its activations
+        (hidden and MLP states, a few times over), its keys/values, and float32 log-probabilities over the
+        vocabulary for the positions scored. An estimate, so out-of-memory errors still halve the batch.
         """
         if self.device.type != "cuda":
             return 8
@@ -222,11 +303,17 @@ class HFModel(BatchStreaming):
         config = self.model.config
         layers = int(getattr(config, "num_hidden_layers", getattr(config, "n_layer", 24)))
         hidden = int(getattr(config, "hidden_size", getattr(config, "n_embd", 2048)))
+        inner = int(getattr(config, "intermediate_size", None) or getattr(config, "n_inner", None) or 4 * hidden)
         vocab = int(getattr(config, "vocab_size", 50_000))
         element = torch.finfo(next(self.model.parameters()).dtype).bits // 8
-        per_row = 512 * (2 * layers * hidden * element + 8 * hidden * element) + 32 * vocab * 4 * 2
-        free, _ = torch.cuda.mem_get_info(self.device)
-        return int(max(1, min(256, free * 0.5 // per_row)))
+        per_token = element * (8 * hidden + 3 * inner + 2 * layers * hidden) + vocab * 4 * 3
+        free, total = torch.cuda.mem_get_info(self.device)
+        weights = sum(p.numel() * p.element_size() for p in self.model.parameters())
+        sharers = _devices.sharing_workers()
+        # Workers that have not loaded yet will take their weights from what is free now.
+        share = min(free, total * 0.9 - sharers * weights) / sharers
+        self.token_budget = int(max(2048, share * 0.6 // per_token))
+        return 1024
 
     @classmethod
     def load(
@@ -240,7 +327,10 @@ class HFModel(BatchStreaming):
         batch_size: int | None = None,
         display_name: str | None = None,
     ) -> HFModel:
-        """Load by hub name (from the local HF cache when offline) or from a local folder."""
+        """Load by hub name (from the local HF cache when offline) or from a local folder, straight onto ``device``.
+
+        ``dtype="auto"`` is the checkpoint's own dtype on a CUDA GPU and float32 elsewhere (:func:`resolve_dtype`).
+        """
         folder = Path(name_or_path).expanduser()
         if not folder.is_dir() and (folder.exists() or _looks_like_path(name_or_path)):
             raise ModelLoadError(
@@ -255,23 +345,25 @@ class HFModel(BatchStreaming):
         torch_device = torch.device(
             "cuda" if device == "auto" and torch.cuda.is_available() else ("cpu" if device == "auto" else device)
         )
-        if dtype == "auto":
-            torch_dtype = torch.bfloat16 if torch_device.type == "cuda" and torch.cuda.is_bf16_supported() else torch.float32
-        else:
-            torch_dtype = getattr(torch, dtype, None)
-            if not isinstance(torch_dtype, torch.dtype):
-                raise ModelLoadError(f"unknown dtype {dtype!r}; use auto, float32, bfloat16 or float16")
+        if dtype != "auto" and not isinstance(getattr(torch, dtype, None), torch.dtype):
+            raise ModelLoadError(f"unknown dtype {dtype!r}; use auto, float32, bfloat16 or float16")
         started = time.perf_counter()
         common = {"revision": revision, "trust_remote_code": trust_remote_code, "local_files_only": local_only}
         failure: str | None = None
         try:
             tokenizer = transformers.AutoTokenizer.from_pretrained(target, **common)
-            model = transformers.AutoModelForCausalLM.from_pretrained(target, dtype=torch_dtype, **common)
+            config = transformers.AutoConfig.from_pretrained(target, **common)
+            checkpoint = config_dtype(getattr(config, "dtype", None))  # what expected_variant read from config.json
+            torch_dtype = getattr(torch, resolve_dtype(torch_device.type, dtype, checkpoint))
+            # Straight onto the device: a GPU load never holds the whole model in CPU memory first (on CPU it is as fast).
+            model = transformers.AutoModelForCausalLM.from_pretrained(
+                target, config=config, dtype=torch_dtype, device_map={"": torch_device}, **common
+            )
         except Exception as error:  # transformers raises OSError, ValueError, EnvironmentError...
             failure = f"could not load model {name_or_path!r}: {_first_line(error)}; {_load_hint(folder, local_only)}"
         if failure is not None:  # raised outside the except block, so the message is not chained to transformers' error
             raise ModelLoadError(failure)
-        model.to(torch_device).eval()
+        model.eval()
         if folder.is_dir():
             revision = revision or weights_hash(folder)
         else:
@@ -293,18 +385,7 @@ class HFModel(BatchStreaming):
         return cls(model, tokenizer, info, batch_size)
 
     def _pad(self, rows: Sequence[Sequence[int]], *, left: bool, width: int | None = None) -> tuple[Any, Any]:
-        """Token rows as (ids, attention mask): left-padded for prompts and contexts, right-padded otherwise."""
-        import torch
-
-        width = width if width is not None else max(len(row) for row in rows)
-        ids = torch.full((len(rows), width), self.pad_id, dtype=torch.long)
-        mask = torch.zeros((len(rows), width), dtype=torch.long)
-        for r, row in enumerate(rows):
-            if row:
-                span = slice(width - len(row), width) if left else slice(0, len(row))
-                ids[r, span] = torch.tensor(list(row))
-                mask[r, span] = 1
-        return ids, mask
+        return scoring.pad(rows, self.pad_id, left=left, width=width)
 
     def _encode(self, text: str) -> list[int]:
         return list(self.tokenizer(text, add_special_tokens=False)["input_ids"])
@@ -314,25 +395,110 @@ class HFModel(BatchStreaming):
     def loglikelihood_batches(self, requests: Sequence[LoglikelihoodRequest]) -> Iterator[list[tuple[int, LoglikelihoodResult]]]:
         """Results one batch at a time, so a cache can keep each batch the moment it is done.
 
-        Requests that share a context are scored together: the context is encoded once and every
-        continuation is scored from its cached keys/values. Contexts are sorted by length and up to
-        ``batch_size`` of them go through the model at once.
+        Requests that share a context are scored together (the context is run once). Contexts are sorted by
+        length and cut into batches of at most ``batch_size`` contexts and, when set, ``token_budget`` padded
+        tokens. A batch that runs out of device memory is retried at half the size, and the smaller size is
+        kept for the rest of the session, so no request fails for want of memory while one context fits.
         """
         pairs = [self._pair(request) for request in requests]
         groups: dict[tuple[int, ...], list[int]] = defaultdict(list)
         for index, (context, _, _) in enumerate(pairs):
             groups[tuple(context)].append(index)
         contexts = sorted(groups, key=lambda c: (-(len(c) + max(len(pairs[i][1]) for i in groups[c])), groups[c][0]))
-        for start in range(0, len(contexts), self.batch_size):
-            batch = contexts[start : start + self.batch_size]
-            members = [(c, i) for c in batch for i in groups[c]]
-            if self.shared_context:
-                try:
-                    yield self._score_shared(batch, members, pairs, requests)
-                    continue
-                except (AttributeError, NotImplementedError, TypeError):
-                    self.shared_context = False  # this architecture's cache cannot be re-indexed
-            yield from self._score_plain([i for _, i in members], pairs, requests)
+        start = 0
+        while start < len(contexts):
+            batch = self._next_batch(contexts, start, groups, pairs)
+            started = time.perf_counter()
+            try:
+                scores, members = self._score_batch(batch, groups, pairs)
+            except Exception as error:
+                if not self._out_of_memory(error):
+                    raise
+                self._shrink(len(batch), error)
+                continue
+            start += len(batch)
+            elapsed = (time.perf_counter() - started) / len(members)
+            results = []
+            for index, logprob, greedy in zip(members, scores.logprobs, scores.greedy):
+                context, continuation, dropped = pairs[index]
+                if math.isnan(logprob):
+                    raise ModelOutputError(
+                        f"model {self.info.name!r} returned a NaN log-probability for {requests[index].continuation!r}; "
+                        "its weights or dtype are broken (try --holistic-dtype float32)"
+                    )
+                tokens_in = len(context) + len(continuation)
+                results.append(
+                    (index, LoglikelihoodResult(logprob, greedy, tokens_in, len(continuation), elapsed, truncated_tokens=dropped))
+                )
+            yield results
+
+    def _next_batch(
+        self, contexts: list[tuple[int, ...]], start: int, groups: dict[tuple[int, ...], list[int]], pairs: list[_Pair]
+    ) -> list[tuple[int, ...]]:
+        """The contexts of the next batch: at most ``batch_size`` of them and ``token_budget`` padded tokens (at least one)."""
+        end = start + 1
+        limit = min(len(contexts), start + self.batch_size)
+        while end < limit:
+            if self.token_budget is not None:
+                chosen = contexts[start : end + 1]
+                lengths = [len(c) for c in chosen]
+                members = [(row, len(pairs[i][1])) for row, c in enumerate(chosen) for i in groups[c]]
+                if scoring.padded_tokens(self.strategy, lengths, members) > self.token_budget:
+                    break
+            end += 1
+        return contexts[start:end]
+
+    def _score_batch(
+        self, batch: list[tuple[int, ...]], groups: dict[tuple[int, ...], list[int]], pairs: list[_Pair]
+    ) -> tuple[scoring.Scores, list[int]]:
+        """Score one batch with the chosen strategy; falls back to ``full`` where the architecture cannot do it."""
+        members = [i for c in batch for i in groups[c]]
+        request = scoring.ScoreBatch(batch, [scoring.Member(row, pairs[i][1]) for row, c in enumerate(batch) for i in groups[c]])
+        if self.strategy == "shared":
+            try:
+                return self._scorer.score("shared", request), members
+            except (AttributeError, NotImplementedError, TypeError):
+                self._fall_back("its key/value cache cannot be re-indexed")
+        elif self.strategy == "packed" and not self._packed_checked:
+            scores = self._scorer.score("packed", request)
+            reference = self._scorer.score("full", request)
+            self._packed_checked = True
+            tolerance = 1e-3 if self._scorer._dtype.itemsize >= 4 else 0.1
+            if any(abs(a - b) > tolerance * max(1.0, abs(b)) for a, b in zip(scores.logprobs, reference.logprobs)):
+                self._fall_back("it does not honour a block attention mask")
+                return reference, members
+            return scores, members
+        return self._scorer.score(self.strategy, request), members
+
+    def _fall_back(self, reason: str) -> None:
+        """Score one full sequence per request from now on (always correct), and say why in the model details."""
+        self.info.details["scoring"] = "full"
+        self.info.details["scoring_fallback"] = f"{self.strategy} scoring unavailable: {reason}"
+        self.strategy = "full"
+
+    @staticmethod
+    def _out_of_memory(error: BaseException) -> bool:
+        """CUDA's out-of-memory error, or the RuntimeError other devices raise for it."""
+        import torch
+
+        return isinstance(error, torch.OutOfMemoryError) or (isinstance(error, RuntimeError) and "out of memory" in str(error))
+
+    def _shrink(self, size: int, error: BaseException) -> None:
+        """Halve the batch (contexts and token budget) after ``error``; a single context that does not fit is an error."""
+        if size <= 1:
+            raise ModelOutputError(
+                f"model {self.info.name!r} ran out of device memory on a single context ({_first_line(error)}); "
+                "use a shorter context, a smaller --holistic-dtype, or a device with more memory"
+            )
+        import torch
+
+        self.batch_size = max(1, size // 2)
+        if self.token_budget is not None:
+            self.token_budget = max(1, self.token_budget // 2)
+        self.info.details["batch_size"] = self.batch_size
+        self.info.details["out_of_memory_retries"] = int(self.info.details.get("out_of_memory_retries", 0)) + 1
+        if torch.cuda.is_available():
+            torch.cuda.empty_cache()
 
     def _pair(self, request: LoglikelihoodRequest) -> tuple[list[int], list[int], int]:
         """(context, continuation, tokens dropped): the context is cut from the left, as HELM does, so the pair fits."""
@@ -348,110 +514,6 @@ class HFModel(BatchStreaming):
             )
         keep = self.max_length + 1 - len(continuation)  # the last continuation token is scored, never fed
         return context[-keep:], continuation, max(0, len(context) - keep)
-
-    def _score_shared(
-        self,
-        contexts: list[tuple[int, ...]],
-        members: list[tuple[tuple[int, ...], int]],
-        pairs: list[_Pair],
-        requests: Sequence[LoglikelihoodRequest],
-    ) -> list[tuple[int, LoglikelihoodResult]]:
-        import torch
-
-        started = time.perf_counter()
-        ids, mask = self._pad(contexts, left=True)
-        positions = (mask.cumsum(-1) - 1).clamp(min=0)
-        row_of_context = {context: row for row, context in enumerate(contexts)}
-        rows = torch.tensor([row_of_context[c] for c, _ in members])
-        continuations = [pairs[i][1] for _, i in members]
-        longest = max(len(c) for c in continuations)
-        with torch.inference_mode():
-            device = self.device
-            first = self.model(
-                input_ids=ids.to(device),
-                attention_mask=mask.to(device),
-                position_ids=positions.to(device),
-                use_cache=True,
-                logits_to_keep=1,
-            )
-            first_logprobs = torch.log_softmax(first.logits[:, -1].float(), dim=-1)[rows.to(device)]
-            rest_logprobs = None
-            if longest > 1:
-                cache = first.past_key_values
-                cache.reorder_cache(rows.to(device))
-                tail_ids, tail_mask = self._pad(
-                    [continuation[:-1] for continuation in continuations], left=False, width=longest - 1
-                )
-                context_lengths = mask.sum(-1)[rows]
-                # Padding after a shorter continuation would run past the window (learned positions raise): park it at 0.
-                tail_positions = (context_lengths[:, None] + torch.arange(longest - 1)[None, :]).masked_fill(tail_mask == 0, 0)
-                second = self.model(
-                    input_ids=tail_ids.to(device),
-                    attention_mask=torch.cat([mask[rows], tail_mask], dim=-1).to(device),
-                    position_ids=tail_positions.to(device),
-                    past_key_values=cache,
-                    use_cache=True,
-                )
-                rest_logprobs = torch.log_softmax(second.logits.float(), dim=-1)
-        elapsed = (time.perf_counter() - started) / len(members)
-        results = []
-        for r, (context, index) in enumerate(members):
-            continuation = continuations[r]
-            target = torch.tensor(continuation, device=first_logprobs.device)
-            steps = [first_logprobs[r]]
-            if len(continuation) > 1 and rest_logprobs is not None:
-                steps.extend(rest_logprobs[r, : len(continuation) - 1])
-            table = torch.stack(steps)
-            tokens_in = len(context) + len(continuation)
-            results.append((index, self._result(table, target, requests[index], tokens_in, elapsed, pairs[index][2])))
-        return results
-
-    def _score_plain(
-        self, indices: list[int], pairs: list[_Pair], requests: Sequence[LoglikelihoodRequest]
-    ) -> Iterator[list[tuple[int, LoglikelihoodResult]]]:
-        """One padded sequence per request; for architectures whose cache cannot be shared."""
-        import torch
-
-        order = sorted(indices, key=lambda i: (-(len(pairs[i][0]) + len(pairs[i][1])), i))
-        for batch in _chunks(order, self.batch_size):
-            started = time.perf_counter()
-            ids, mask = self._pad([pairs[i][0] + pairs[i][1][:-1] for i in batch], left=False)
-            wanted = sorted({p for i in batch for p in range(len(pairs[i][0]) - 1, len(pairs[i][0]) - 1 + len(pairs[i][1]))})
-            with torch.inference_mode():
-                logits = self._logits(ids.to(self.device), mask.to(self.device), wanted)
-            column = {position: k for k, position in enumerate(wanted)}
-            elapsed = (time.perf_counter() - started) / len(batch)
-            results = []
-            for r, i in enumerate(batch):
-                context, continuation, dropped = pairs[i]
-                cols = [column[p] for p in range(len(context) - 1, len(context) - 1 + len(continuation))]
-                table = torch.log_softmax(logits[r, cols].float(), dim=-1)
-                target = torch.tensor(continuation, device=table.device)
-                results.append((i, self._result(table, target, requests[i], len(context) + len(continuation), elapsed, dropped)))
-            yield results
-
-    def _result(
-        self, table: Any, target: Any, request: LoglikelihoodRequest, tokens_in: int, seconds: float, dropped: int
-    ) -> LoglikelihoodResult:
-        """Sum the log-probabilities of ``target`` in ``table`` (one row per continuation token)."""
-        logprob = float(table.gather(-1, target[:, None]).sum())
-        if math.isnan(logprob):
-            raise ModelOutputError(
-                f"model {self.info.name!r} returned a NaN log-probability for {request.continuation!r}; "
-                "its weights or dtype are broken (try --holistic-dtype float32)"
-            )
-        greedy = bool((table.argmax(-1) == target).all())
-        return LoglikelihoodResult(logprob, greedy, tokens_in, int(target.numel()), seconds, truncated_tokens=dropped)
-
-    def _logits(self, ids: Any, mask: Any, positions: list[int]) -> Any:
-        """Logits at ``positions`` only: the LM head is a large share of a small model's compute."""
-        import torch
-
-        keep = torch.tensor(positions, device=ids.device)
-        try:
-            return self.model(input_ids=ids, attention_mask=mask, logits_to_keep=keep).logits
-        except TypeError:  # an architecture without logits_to_keep: full logits, then select
-            return self.model(input_ids=ids, attention_mask=mask).logits[:, keep]
 
     # -- generation --------------------------------------------------------------------------------
 
@@ -469,9 +531,33 @@ class HFModel(BatchStreaming):
             encoded = {i: self._encode(requests[i].prompt) or [self.start_id] for i in indices}
             prompts = {i: tokens[-(self.max_length - budget) :] for i, tokens in encoded.items()}
             order = sorted(indices, key=lambda i: (-len(prompts[i]), i))
-            for batch in _chunks(order, self.generation_batch_size):
-                results = self._generate_batch([prompts[i] for i in batch], budget, stop, temperature, seed)
+            start = 0
+            while start < len(order):
+                batch = order[start : start + self.generation_batch_size]
+                try:
+                    results = self._generate_batch([prompts[i] for i in batch], budget, stop, temperature, seed)
+                except Exception as error:
+                    if not self._out_of_memory(error):
+                        raise
+                    self._shrink_generation(len(batch), error)
+                    continue
+                start += len(batch)
                 yield [(i, replace(r, truncated_tokens=len(encoded[i]) - len(prompts[i]))) for i, r in zip(batch, results)]
+
+    def _shrink_generation(self, size: int, error: BaseException) -> None:
+        """Halve the generation batch after running out of device memory (kept for the session)."""
+        if size <= 1:
+            raise ModelOutputError(
+                f"model {self.info.name!r} ran out of device memory generating for a single prompt ({_first_line(error)}); "
+                "lower max_tokens, use a smaller --holistic-dtype, or a device with more memory"
+            )
+        import torch
+
+        self.generation_batch_size = max(1, size // 2)
+        self.info.details["generation_batch_size"] = self.generation_batch_size
+        self.info.details["out_of_memory_retries"] = int(self.info.details.get("out_of_memory_retries", 0)) + 1
+        if torch.cuda.is_available():
+            torch.cuda.empty_cache()
 
     def _generate_batch(
         self, prompts: list[list[int]], max_tokens: int, stop: tuple[str, ...], temperature: float, seed: int
@@ -503,16 +589,23 @@ class HFModel(BatchStreaming):
                 generation_config=config,
                 tokenizer=self.tokenizer,
             )
-        new_tokens = output.sequences[:, width:].tolist()
-        step_logprobs = torch.stack([torch.log_softmax(step.float(), dim=-1) for step in output.logits], dim=1)
+        chosen = output.sequences[:, width:]
+        # The chosen tokens' log-probabilities, step by step on the device (never the whole vocabulary at once),
+        # and one transfer to the host for the batch.
+        steps = []
+        for step, logits in enumerate(output.logits):
+            table = logits.float()
+            steps.append(table.gather(1, chosen[:, step : step + 1]).squeeze(1) - torch.logsumexp(table, dim=-1))
+        new_tokens = chosen.tolist()
+        step_logprobs = torch.stack(steps, dim=1).cpu().tolist() if steps else [[] for _ in prompts]
         elapsed = (time.perf_counter() - started) / len(prompts)
         results = []
         for r, tokens in enumerate(new_tokens):
             if self.eos_id is not None and self.eos_id in tokens:
                 tokens = tokens[: tokens.index(self.eos_id)]
             text, kept = self._cut_at_stop(tokens, stop)
-            logprobs = tuple(float(step_logprobs[r, k, tokens[k]]) for k in range(kept))
-            if bool(torch.isnan(step_logprobs[r, : max(kept, 1)]).any()):
+            logprobs = tuple(step_logprobs[r][:kept])
+            if any(math.isnan(value) for value in step_logprobs[r][: max(kept, 1)]):
                 raise ModelOutputError(
                     f"model {self.info.name!r} returned NaN log-probabilities while generating; "
                     "its weights or dtype are broken (try --holistic-dtype float32)"

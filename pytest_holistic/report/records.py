@@ -21,6 +21,29 @@ from ..scenarios.instance import Instance, Reference
 Outcome = Literal["passed", "failed", "skipped", "error"]
 
 
+_COMPLETION_FIELDS = frozenset(f.name for f in fields(Completion))
+
+
+class RecordData(dict[str, Any]):
+    """An item record's data that also holds the record itself, for a reporter in the process that made it.
+
+    To everything else it is the plain ``dict`` of ``ItemRecord.to_data()`` (a shallow copy; pytest's report
+    serialisation and report-log see a dict). Only at ``-n 0`` does the reporter share the worker's process: it
+    takes ``record`` instead of parsing the data back into a second copy of every instance and answer. Never sent
+    to an xdist controller: execnet serialises builtin types only, so a worker sends ``to_data()`` itself.
+    """
+
+    __slots__ = ("record",)
+
+    def __init__(self, data: Mapping[str, Any], record: ItemRecord) -> None:
+        super().__init__(data)
+        self.record = record
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Copied or pickled, it is what it stands for: the plain data (the record stays in its process)."""
+        return (dict, (dict(self),))
+
+
 def _instance_from_data(data: Mapping[str, Any]) -> Instance:
     references = tuple(Reference(str(r["text"]), bool(r["correct"])) for r in data["references"])
     return Instance(
@@ -35,17 +58,20 @@ def _completion_to_data(completion: Completion) -> dict[str, Any]:
 
 
 def _completion_from_data(data: Mapping[str, Any], prompt: str) -> Completion:
-    names = {f.name for f in fields(Completion)}
-    values = {key: tuple(value) if isinstance(value, list) else value for key, value in data.items() if key in names}
-    return Completion(**{**values, "prompt": prompt})
+    """Lists back to tuples; keys this version does not know (``correct``, newer fields) are left out."""
+    values = {key: tuple(value) if isinstance(value, list) else value for key, value in data.items() if key in _COMPLETION_FIELDS}
+    values["prompt"] = prompt
+    return Completion(**values)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ItemRecord:
     """What one item produced: its instance, the model's answer, every score, the outcome and where it ran.
 
     ``perturbation`` is None for the original instance and names the variant otherwise. ``completion`` is
-    None when the item errored before the model answered.
+    None when the item errored before the model answered. Slotted and lean: the run is named by its key and
+    the model not at all (both travel once per run, in the ``RunHeader``), so 10 000 records cost 10 000 small
+    objects, not 10 000 copies of the run's description.
     """
 
     nodeid: str
@@ -60,6 +86,7 @@ class ItemRecord:
     scorers: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
     skipped: tuple[str, ...] = ()
     error: str | None = None
+    _data: dict[str, Any] | None = field(default=None, init=False, repr=False, compare=False)
 
     @property
     def instance_id(self) -> str:
@@ -80,6 +107,19 @@ class ItemRecord:
         return self.completion.truncated_tokens if self.completion is not None else 0
 
     def to_data(self) -> dict[str, Any]:
+        """The record as plain data, built once and then shared (the report, the reporter): read it, never change it.
+
+        A record made by ``from_data`` keeps the data it came from, so the controller never serialises an item twice.
+        """
+        if self._data is None:
+            object.__setattr__(self, "_data", self._build_data())
+        return self._data  # type: ignore[return-value]
+
+    def in_process(self) -> RecordData:
+        """This record's data for a report read in this same process (-n 0): it carries the record along."""
+        return RecordData(self.to_data(), self)
+
+    def _build_data(self) -> dict[str, Any]:
         completion = self.completion
         return {
             "nodeid": self.nodeid,
@@ -104,10 +144,11 @@ class ItemRecord:
         }
 
     @classmethod
-    def from_data(cls, data: Mapping[str, Any]) -> ItemRecord:
+    def from_data(cls, data: dict[str, Any]) -> ItemRecord:
+        """The record back from its data, which it keeps as its own ``to_data()`` (it is not copied again)."""
         prompt = data.get("prompt")
         completion = data.get("completion")
-        return cls(
+        record = cls(
             nodeid=str(data["nodeid"]),
             run_key=str(data["run"]),
             instance=_instance_from_data(data["instance"]),
@@ -121,6 +162,8 @@ class ItemRecord:
             skipped=tuple(data.get("skipped") or ()),
             error=data.get("error"),
         )
+        object.__setattr__(record, "_data", data)
+        return record
 
 
 def _gate_to_data(gate: Gate) -> dict[str, Any]:

@@ -26,7 +26,7 @@ from ..models.base import ModelInfo
 from .aggregate import Results, RunResults
 from .json_report import build_report
 from .ledger import Ledgers
-from .records import CollectedRun, ItemRecord, RunHeader, WorkerSummary
+from .records import CollectedRun, ItemRecord, RecordData, RunHeader, WorkerSummary
 from .sigterm import SigtermAsInterrupt
 from .terminal import partial_lines, summary_lines
 from .verdicts import Verdict, decide, not_evaluated
@@ -171,7 +171,7 @@ class Reporter:
             self.runs.setdefault(parsed.run.key, RunResults(parsed.run))
         data = getattr(report, "holistic_record", None)
         if data is not None:
-            record = ItemRecord.from_data(data)
+            record = data.record if isinstance(data, RecordData) else ItemRecord.from_data(data)  # -n 0: no second copy
             run = self.runs.get(record.run_key)
             if run is None:
                 raise InternalError(f"record of {record.nodeid} arrived before its run {record.run_key!r} was described")
@@ -199,6 +199,17 @@ class Reporter:
         elif (left := self._never_ran()) and self.relevant:  # e.g. xdist gave up after too many crashed workers
             self.interrupted = f"the run ended with {left} item(s) never run (xdist stopped scheduling)"
         elif self.relevant:
+            from .aggregate import aggregate_runs  # the bootstrap intervals take seconds: name each scenario as it starts
+
+            terminal = self.config.pluginmanager.get_plugin("terminalreporter") if self.config.get_verbosity() > -2 else None
+
+            def show(name: str, k: int, total: int) -> None:
+                terminal.ensure_newline()
+                if self.config.get_terminal_writer().width_of_current_line:  # -q leaves the cursor after "[100%]"
+                    terminal.write("\n")
+                terminal.write_line(f"computing intervals: {name} ({k}/{total})")
+
+            aggregate_runs(self.ordered_runs(), None if terminal is None else show)
             self._judge_gates(session)
         return result
 

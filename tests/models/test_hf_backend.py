@@ -91,18 +91,85 @@ def test_missing_folder_is_a_load_error() -> None:
         load_model("./no/such/model", ModelOptions())
 
 
-def test_shared_context_scoring_equals_one_sequence_per_request(model: HFModel) -> None:
+@pytest.mark.parametrize("strategy", ["shared", "packed"])
+def test_every_scoring_strategy_equals_one_sequence_per_request(model: HFModel, strategy: str) -> None:
     requests = [LoglikelihoodRequest(c, x) for c in CONTEXTS for x in CONTINUATIONS]
-    model.batch_size, model.shared_context = 4, True
-    shared = model.loglikelihood(requests)
-    assert model.shared_context, "the GPT-2 cache should support re-indexing; the shared path must not fall back"
-    model.shared_context = False
+    model.batch_size = 4
+    model.use_strategy(strategy)
+    tested = model.loglikelihood(requests)
+    assert model.strategy == strategy, model.info.details.get("scoring_fallback")
+    model.use_strategy("full")
     plain = model.loglikelihood(requests)
-    model.shared_context = True
-    for a, b in zip(shared, plain):
+    for a, b in zip(tested, plain):
         assert a.logprob == pytest.approx(b.logprob, abs=1e-4)
         assert a.is_greedy == b.is_greedy
         assert (a.tokens_in, a.tokens_scored) == (b.tokens_in, b.tokens_scored)
+
+
+@pytest.mark.parametrize("strategy", ["shared", "full", "packed"])
+def test_scores_at_batch_size_1_7_and_64_agree_within_1e_5(model: HFModel, strategy: str) -> None:
+    contexts = CONTEXTS + [f"{c} and then" for c in CONTEXTS[:4]] + ["Question: Is ice hot?\nAnswer:"]
+    requests = [LoglikelihoodRequest(c, x) for c in contexts for x in CONTINUATIONS]
+    model.use_strategy(strategy)
+    by_size = {}
+    for size in (1, 7, 64):
+        model.batch_size = size
+        by_size[size] = model.loglikelihood(requests)
+    assert model.strategy == strategy
+    for size in (7, 64):
+        for a, b in zip(by_size[size], by_size[1]):
+            assert a.logprob == pytest.approx(b.logprob, abs=1e-5)
+            assert a.is_greedy == b.is_greedy
+    # Scores against a plain forward pass of the whole text, computed here without the backend's code.
+    import torch
+
+    for request, result in zip(requests[:8], by_size[64][:8]):
+        context = model.tokenizer(request.context, add_special_tokens=False)["input_ids"] or [model.start_id]
+        continuation = model.tokenizer(request.continuation, add_special_tokens=False)["input_ids"]
+        ids = context + continuation
+        with torch.inference_mode():
+            logprobs = torch.log_softmax(model.model(torch.tensor([ids])).logits[0].double(), -1)
+        expected = sum(float(logprobs[p - 1, ids[p]]) for p in range(len(context), len(ids)))
+        assert result.logprob == pytest.approx(expected, abs=1e-4)
+
+
+def test_an_out_of_memory_batch_is_retried_smaller_and_no_request_is_lost(
+    model: HFModel, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import torch
+
+    requests = [LoglikelihoodRequest(c, x) for c in CONTEXTS for x in CONTINUATIONS]
+    model.use_strategy("shared")
+    model.batch_size = 16
+    expected = model.loglikelihood(requests)
+    real_forward = type(model.model).forward
+    seen_rows: list[int] = []
+
+    def forward(self, *args, **kwargs):
+        rows = kwargs["input_ids"].shape[0]
+        if kwargs.get("past_key_values") is None:  # the contexts' pass
+            seen_rows.append(rows)
+            if rows > 2:  # a device that holds at most two contexts at once
+                raise torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 2.00 GiB")
+        return real_forward(self, *args, **kwargs)
+
+    monkeypatch.setattr(type(model.model), "forward", forward)
+    model.batch_size = 16
+    retried = model.loglikelihood(requests)
+    monkeypatch.undo()
+    # The first batch held all 5 contexts and failed; it was retried at 2, which is kept for the rest of the session.
+    assert seen_rows == [5, 2, 2, 1]
+    assert model.batch_size == 2
+    assert model.info.details["out_of_memory_retries"] == 1
+    assert len(retried) == len(requests)
+    for a, b in zip(retried, expected):
+        assert a.logprob == pytest.approx(b.logprob, abs=1e-5)
+    # A single context that does not fit is the request's one-line error, not a crash.
+    monkeypatch.setattr(
+        type(model.model), "forward", lambda self, *a, **k: (_ for _ in ()).throw(torch.OutOfMemoryError("CUDA out of memory"))
+    )
+    with pytest.raises(ModelOutputError, match="ran out of device memory on a single context"):
+        model.loglikelihood(requests[:1])
 
 
 def test_batches_arrive_one_at_a_time(model: HFModel) -> None:
@@ -122,12 +189,13 @@ def test_long_contexts_are_cut_from_the_left_and_shared_scoring_equals_plain(mod
     # Choices of very different token lengths in one batch: each context is cut to fit its own choice.
     choices = [" Yes", " No", " blue grass green sky", LONG_CHOICE]
     requests = [LoglikelihoodRequest(LONG_CONTEXT, c) for c in choices] + [LoglikelihoodRequest("The sky is", c) for c in choices]
-    model.batch_size, model.shared_context = 8, True
+    model.batch_size = 8
+    model.use_strategy("shared")
     shared = model.loglikelihood(requests)
-    assert model.shared_context
-    model.shared_context = False
+    assert model.strategy == "shared"
+    model.use_strategy("full")
     plain = model.loglikelihood(requests)
-    model.shared_context = True
+    model.use_strategy("shared")
     for a, b in zip(shared, plain):
         assert a.logprob == pytest.approx(b.logprob, abs=1e-4)
         assert (a.tokens_in, a.tokens_scored, a.truncated_tokens) == (b.tokens_in, b.tokens_scored, b.truncated_tokens)
@@ -175,10 +243,73 @@ def test_generation_prompts_longer_than_the_window_are_cut_from_the_left(model: 
 
 
 def test_the_cache_variant_is_predicted_without_loading_and_matches_the_load(tiny_gpt2: Path) -> None:
-    assert expected_variant("cuda:1", "auto") == {"device": "cuda", "dtype": "bfloat16"}
+    assert expected_variant("cuda:1", "auto", "bfloat16") == {"device": "cuda", "dtype": "bfloat16"}
+    assert expected_variant("cuda:1", "auto") == {"device": "cuda", "dtype": "float32"}  # a config declaring no dtype
     assert expected_variant("cpu", "auto") == expected_variant("cpu", "float32") == {"device": "cpu", "dtype": "float32"}
     assert expected_variant("cpu", "half") == {"device": "cpu", "dtype": "float16"}
     backend = HFBackend(str(tiny_gpt2), ModelOptions())
     identity = backend.identify()
     assert identity is not None and identity.details == {}
     assert backend.load().info.variant == identity.variant == expected_variant("auto", "auto")
+
+
+@pytest.mark.parametrize("strategy", ["shared", "full", "packed"])
+def test_a_token_budget_bounds_every_batch_and_changes_no_score(model: HFModel, strategy: str) -> None:
+    from pytest_holistic.models import scoring
+
+    requests = [LoglikelihoodRequest(c, x) for c in CONTEXTS for x in CONTINUATIONS]
+    model.use_strategy(strategy)
+    model.batch_size, model.token_budget = 64, None
+    unbounded = model.loglikelihood(requests)
+    sizes: list[tuple[int, int]] = []
+    real_score = model._scorer.score
+
+    def score(used: str, batch: scoring.ScoreBatch) -> scoring.Scores:
+        sizes.append((len(batch.contexts), batch.padded_tokens(used)))
+        return real_score(used, batch)
+
+    model._scorer.score = score  # type: ignore[method-assign]
+    try:
+        model.batch_size = 1
+        model.loglikelihood(requests)
+        budget = 2 * sorted(size for _, size in sizes)[-2]  # room for two of the smaller contexts, not for everything
+        sizes.clear()
+        model.batch_size, model.token_budget = 64, budget
+        bounded = model.loglikelihood(requests)
+    finally:
+        del model._scorer.score
+        model.token_budget = None
+    assert 1 < len(sizes) < len(CONTEXTS), sizes  # several batches, some of them holding more than one context
+    # Every batch of two or more contexts fits the budget (a single context always runs, whatever its size).
+    assert all(size <= budget for contexts, size in sizes if contexts > 1), sizes
+    for a, b in zip(bounded, unbounded):
+        assert a.logprob == pytest.approx(b.logprob, abs=1e-5)
+
+
+def test_logits_changed_after_the_lm_head_are_scored_from_the_whole_model(tiny_gpt2: Path) -> None:
+    import torch
+    from transformers import AutoTokenizer, GPT2LMHeadModel
+
+    from pytest_holistic.models import ModelInfo
+
+    class Tempered(GPT2LMHeadModel):
+        """Divides its logits by 2 after the head, as models with a logit scale or soft-capping do."""
+
+        def forward(self, *args, **kwargs):
+            output = super().forward(*args, **kwargs)
+            output.logits = output.logits / 2
+            return output
+
+    tokenizer = AutoTokenizer.from_pretrained(tiny_gpt2)
+    tempered = HFModel(Tempered.from_pretrained(tiny_gpt2).eval(), tokenizer, ModelInfo("tempered", "transformers", "r"))
+    context, continuation = "The capital of France is", " Paris"
+    ids = tokenizer(context + continuation, add_special_tokens=False)["input_ids"]
+    n_context = len(tokenizer(context, add_special_tokens=False)["input_ids"])
+    with torch.inference_mode():
+        logprobs = torch.log_softmax(tempered.model(torch.tensor([ids])).logits[0].double(), -1)
+    expected = sum(float(logprobs[p - 1, ids[p]]) for p in range(n_context, len(ids)))
+    for strategy in ("full", "packed", "shared"):
+        tempered.use_strategy(strategy)
+        (result,) = tempered.loglikelihood([LoglikelihoodRequest(context, continuation)])
+        assert result.logprob == pytest.approx(expected, abs=1e-4), strategy
+    assert tempered._scorer._head is None  # the decoder/head split was probed and refused
