@@ -172,3 +172,11 @@ def test_computing_the_next_shard_ahead_changes_no_answer(pytester: pytest.Pytes
     report = json.loads((pytester.path / "reports" / "logged" / "latest" / "report.json").read_text())
     values = {record["instance_id"]: record["completion"]["text"] for record in report["runs"][0]["instances"]}
     assert values == {f"q{n}": "No" for n in range(12)}  # " No" is the shorter option: the higher score here
+
+
+def test_deterministic_mode_is_float32_and_says_so_in_the_report(pytester: pytest.Pytester, tiny_gpt2: Path) -> None:
+    _yes_no(pytester)
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--model", str(tiny_gpt2), "--holistic-deterministic")
+    result.assert_outcomes(passed=2)
+    details = json.loads((pytester.path / "reports" / "tiny-gpt2" / "latest" / "report.json").read_text())["model"]["details"]
+    assert (details["deterministic"], details["dtype"]) == (True, "float32")
