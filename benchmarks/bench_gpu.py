@@ -83,26 +83,8 @@ CHECK_INSTANCES = 64
 """Instances the float32 agreement check of the three bare loops scores."""
 
 sys.path.insert(0, str(HERE))
-from bench_speed import SUITE, paragraphs  # noqa: E402  (stdlib only: cheap to import)
+from bench_speed import LM_EVAL_TASK, SUITE, paragraphs  # noqa: E402  (stdlib only: cheap to import)
 from random_llama import SHAPES, SPECIAL_FILE  # noqa: E402
-
-LM_EVAL_MC = """task: holistic_gpu_mc
-dataset_path: json
-dataset_kwargs:
-  data_files:
-    test: {data}
-test_split: test
-output_type: multiple_choice
-doc_to_text: "{{{{query}}}}"
-doc_to_choice: choices
-doc_to_target: gold
-metric_list:
-  - metric: acc
-    aggregation: mean
-    higher_is_better: true
-metadata:
-  version: 1.0
-"""
 
 LM_EVAL_GEN = """task: holistic_gpu_gen
 dataset_path: json
@@ -479,7 +461,7 @@ def part_scoring(args: argparse.Namespace, results: dict[str, Any], folder: Path
 
 def part_lm_eval(args: argparse.Namespace, results: dict[str, Any], folder: Path, data: Path, prompts: Path) -> None:
     for batch in ("64", "auto"):
-        results[f"lm-eval:mc-{batch}"] = lm_eval(args, folder, "holistic_gpu_mc", LM_EVAL_MC, data, batch)
+        results[f"lm-eval:mc-{batch}"] = lm_eval(args, folder, "holistic_bench_mc", LM_EVAL_TASK, data, batch)
         print(f"lm-eval loglikelihood batch {batch}: {results[f'lm-eval:mc-{batch}']['wall_s']:.1f} s")
     results["lm-eval:gen"] = lm_eval(args, folder, "holistic_gpu_gen", LM_EVAL_GEN, prompts, str(args.batch_size))
     print(f"lm-eval generate_until: {results['lm-eval:gen']['wall_s']:.1f} s")

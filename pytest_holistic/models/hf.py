@@ -435,18 +435,28 @@ class HFModel(BatchStreaming):
     def _next_batch(
         self, contexts: list[tuple[int, ...]], start: int, groups: dict[tuple[int, ...], list[int]], pairs: list[_Pair]
     ) -> list[tuple[int, ...]]:
-        """The contexts of the next batch: at most ``batch_size`` of them and ``token_budget`` padded tokens (at least one)."""
-        end = start + 1
+        """The contexts of the next batch: at most ``batch_size`` of them and ``token_budget`` padded tokens (at least one).
+
+        The padded size only grows as contexts are added, so the longest run that fits is found by bisection
+        (a few size computations per batch, not one per context).
+        """
         limit = min(len(contexts), start + self.batch_size)
-        while end < limit:
-            if self.token_budget is not None:
-                chosen = contexts[start : end + 1]
-                lengths = [len(c) for c in chosen]
-                members = [(row, len(pairs[i][1])) for row, c in enumerate(chosen) for i in groups[c]]
-                if scoring.padded_tokens(self.strategy, lengths, members) > self.token_budget:
-                    break
-            end += 1
-        return contexts[start:end]
+        if self.token_budget is None:
+            return contexts[start:limit]
+
+        def size(end: int) -> int:
+            chosen = contexts[start:end]
+            members = [(row, len(pairs[i][1])) for row, c in enumerate(chosen) for i in groups[c]]
+            return scoring.padded_tokens(self.strategy, [len(c) for c in chosen], members)
+
+        low, high = start + 1, limit  # low always fits (one context runs whatever its size); find the last end that does
+        while low < high:
+            middle = (low + high + 1) // 2
+            if size(middle) <= self.token_budget:
+                low = middle
+            else:
+                high = middle - 1
+        return contexts[start:low]
 
     def _score_batch(
         self, batch: list[tuple[int, ...]], groups: dict[tuple[int, ...], list[int]], pairs: list[_Pair]
@@ -463,7 +473,7 @@ class HFModel(BatchStreaming):
             scores = self._scorer.score("packed", request)
             reference = self._scorer.score("full", request)
             self._packed_checked = True
-            tolerance = 1e-3 if self._scorer._dtype.itemsize >= 4 else 0.1
+            tolerance = 1e-3 if self._scorer.dtype.itemsize >= 4 else 0.1
             if any(abs(a - b) > tolerance * max(1.0, abs(b)) for a, b in zip(scores.logprobs, reference.logprobs)):
                 self._fall_back("it does not honour a block attention mask")
                 return reference, members
@@ -484,21 +494,28 @@ class HFModel(BatchStreaming):
         return isinstance(error, torch.OutOfMemoryError) or (isinstance(error, RuntimeError) and "out of memory" in str(error))
 
     def _shrink(self, size: int, error: BaseException) -> None:
-        """Halve the batch (contexts and token budget) after ``error``; a single context that does not fit is an error."""
-        if size <= 1:
-            raise ModelOutputError(
-                f"model {self.info.name!r} ran out of device memory on a single context ({_first_line(error)}); "
-                "use a shorter context, a smaller --holistic-dtype, or a device with more memory"
-            )
-        import torch
-
-        self.batch_size = max(1, size // 2)
+        """Halve the scoring batch (contexts and token budget) after running out of device memory."""
+        self.batch_size = self._halved(size, error, "context", "use a shorter context")
         if self.token_budget is not None:
             self.token_budget = max(1, self.token_budget // 2)
         self.info.details["batch_size"] = self.batch_size
+
+    def _halved(self, size: int, error: BaseException, unit: str, fix: str) -> int:
+        """The batch size to retry with after an out-of-memory error (kept for the session, counted in the details).
+
+        A batch of one that does not fit is the request's error: nothing smaller can be tried.
+        """
+        if size <= 1:
+            raise ModelOutputError(
+                f"model {self.info.name!r} ran out of device memory on a single {unit} ({_first_line(error)}); "
+                f"{fix}, a smaller --holistic-dtype, or a device with more memory"
+            )
+        import torch
+
         self.info.details["out_of_memory_retries"] = int(self.info.details.get("out_of_memory_retries", 0)) + 1
         if torch.cuda.is_available():
             torch.cuda.empty_cache()
+        return max(1, size // 2)
 
     def _pair(self, request: LoglikelihoodRequest) -> tuple[list[int], list[int], int]:
         """(context, continuation, tokens dropped): the context is cut from the left, as HELM does, so the pair fits."""
@@ -539,25 +556,11 @@ class HFModel(BatchStreaming):
                 except Exception as error:
                     if not self._out_of_memory(error):
                         raise
-                    self._shrink_generation(len(batch), error)
+                    self.generation_batch_size = self._halved(len(batch), error, "prompt", "lower max_tokens")
+                    self.info.details["generation_batch_size"] = self.generation_batch_size
                     continue
                 start += len(batch)
                 yield [(i, replace(r, truncated_tokens=len(encoded[i]) - len(prompts[i]))) for i, r in zip(batch, results)]
-
-    def _shrink_generation(self, size: int, error: BaseException) -> None:
-        """Halve the generation batch after running out of device memory (kept for the session)."""
-        if size <= 1:
-            raise ModelOutputError(
-                f"model {self.info.name!r} ran out of device memory generating for a single prompt ({_first_line(error)}); "
-                "lower max_tokens, use a smaller --holistic-dtype, or a device with more memory"
-            )
-        import torch
-
-        self.generation_batch_size = max(1, size // 2)
-        self.info.details["generation_batch_size"] = self.generation_batch_size
-        self.info.details["out_of_memory_retries"] = int(self.info.details.get("out_of_memory_retries", 0)) + 1
-        if torch.cuda.is_available():
-            torch.cuda.empty_cache()
 
     def _generate_batch(
         self, prompts: list[list[int]], max_tokens: int, stop: tuple[str, ...], temperature: float, seed: int

@@ -53,7 +53,7 @@ def padded_tokens(strategy: Strategy, context_lengths: Sequence[int], members: S
     if strategy == "full":
         return len(members) * max(context_lengths[row] + length - 1 for row, length in members)
     if strategy == "packed":
-        rows = [length for length in context_lengths]
+        rows = list(context_lengths)
         for row, length in members:
             rows[row] += length - 1
         return len(rows) * max(rows)
@@ -92,7 +92,7 @@ class Scorer:
     def _shared(self, batch: ScoreBatch) -> Scores:
         import torch
 
-        device = self._device
+        device = self.device
         ids, mask = self._pad(batch.contexts, left=True)
         positions = (mask.cumsum(-1) - 1).clamp(min=0)
         first = self.model(
@@ -176,7 +176,7 @@ class Scorer:
         causal = torch.ones(width, width, dtype=torch.bool).tril()[None]
         allowed = causal & ((key == 0) | (key == query)) & (query >= 0) & (key >= 0)
         allowed |= torch.eye(width, dtype=torch.bool)[None]  # a padding row attends to itself, so softmax stays finite
-        dtype = self._dtype
+        dtype = self.dtype
         mask = torch.zeros(allowed.shape, dtype=dtype).masked_fill(~allowed, torch.finfo(dtype).min)[:, None]
         flat, targets, owner = [], [], []
         for r, (m, (row, first, length)) in enumerate(zip(members, spans)):
@@ -195,7 +195,7 @@ class Scorer:
         """Run the rows, apply the LM head at the scored positions only, and reduce them per request."""
         import torch
 
-        device = self._device
+        device = self.device
         index = torch.tensor(flat, device=device)
         inputs: dict[str, Any] = {"input_ids": ids.to(device), "attention_mask": mask.to(device)}
         if position_ids is not None:
@@ -227,7 +227,7 @@ class Scorer:
                 import torch
 
                 vocab = int(getattr(self.model.config, "vocab_size", 2) or 2)
-                probe = (torch.arange(8) * 7919 % vocab)[None].to(self._device)
+                probe = (torch.arange(8) * 7919 % vocab)[None].to(self.device)
                 whole = self.model(input_ids=probe, use_cache=False).logits[0].float()
                 split = head(decoder(input_ids=probe, use_cache=False).last_hidden_state)[0].float()
                 if split.shape == whole.shape and torch.allclose(split, whole, rtol=1e-3, atol=1e-3 * float(whole.abs().max())):
@@ -235,11 +235,11 @@ class Scorer:
         return self._head
 
     @property
-    def _device(self) -> Any:
+    def device(self) -> Any:
         return next(self.model.parameters()).device
 
     @property
-    def _dtype(self) -> Any:
+    def dtype(self) -> Any:
         return next(self.model.parameters()).dtype
 
     def _pad(self, rows: Sequence[Sequence[int]], *, left: bool, width: int | None = None) -> tuple[Any, Any]:
