@@ -32,6 +32,25 @@ def _as_references(values: Iterable[object]) -> tuple[Reference, ...]:
 
 
 @dataclass(frozen=True)
+class Contrast:
+    """A contrast-set edit of an instance (Gardner et al. 2020): a changed input whose gold answer changes too."""
+
+    input: str
+    references: tuple[Reference, ...]
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.input, str):
+            raise ScenarioError(f"contrast input must be a string, got {type(self.input).__name__}")
+        references = self.references
+        if isinstance(references, (str, Reference)):
+            references = (references,)
+        object.__setattr__(self, "references", _as_references(references))
+
+    def to_record(self) -> dict[str, object]:
+        return {"input": self.input, "references": [{"text": r.text, "correct": r.correct} for r in self.references]}
+
+
+@dataclass(frozen=True)
 class Instance:
     """An eval instance. ``id`` becomes the pytest param id, so it must be stable and unique.
 
@@ -45,6 +64,8 @@ class Instance:
     split: str = "test"
     group: str | None = None
     tags: tuple[str, ...] = field(default=())
+    perturbation: str | None = None
+    contrasts: tuple[Contrast, ...] = field(default=(), repr=False)
 
     def __post_init__(self) -> None:
         if not isinstance(self.id, str) or not self.id.strip():
@@ -56,6 +77,7 @@ class Instance:
             references = (references,)
         object.__setattr__(self, "references", _as_references(references))
         object.__setattr__(self, "tags", tuple(str(tag) for tag in self.tags))
+        object.__setattr__(self, "contrasts", tuple(self.contrasts))
 
     @classmethod
     def multiple_choice(
@@ -100,4 +122,6 @@ class Instance:
             "split": self.split,
             "group": self.group,
             "tags": list(self.tags),
+            "perturbation": self.perturbation,
+            **({"contrasts": [contrast.to_record() for contrast in self.contrasts]} if self.contrasts else {}),
         }

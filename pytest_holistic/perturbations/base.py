@@ -1,0 +1,89 @@
+"""What a perturbation is: a pure ``perturb(text, rng) -> text`` with its parameters, and how it makes variants.
+
+HELM's rules (seeds digest §3.1, §3.2): the random stream of an instance is ``random.Random(instance.id)``
+(or ``Random(str(seed) + instance.id)`` with a seed), so every xdist worker and every rerun draws the same
+variant; a variant keeps its instance's id; a variant identical to the original is dropped; robustness
+perturbations leave the references alone, fairness perturbations change them too, with one substitution
+memory per instance so a name becomes the same name in the input and in every reference. In-context
+(train) examples are never perturbed: only the evaluated instance goes through here.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any, Literal
+
+from ..scenarios.instance import Instance, Reference
+
+PerturbationFamily = Literal["robustness", "fairness", "equivariance"]
+Transform = Callable[..., str]
+"""``transform(text, rng, **params) -> text``; a stateful one also takes ``memory`` (a dict kept per instance)."""
+
+
+@dataclass(frozen=True)
+class Perturbation:
+    """One named, parametrised perturbation (a HELM or fmeval preset), e.g. ``typos_hard`` = typos with p=0.5.
+
+    ``variants`` is how many perturbed copies of each instance it makes (fmeval draws 5; HELM 1), each the
+    next draw of the instance's random stream. ``available`` returns a one-line reason when the perturbation
+    cannot run here (WordNet not installed), else None.
+    """
+
+    name: str
+    family: PerturbationFamily
+    transform: Transform
+    params: Mapping[str, Any] = field(default_factory=dict)
+    perturbs_references: bool = False
+    stateful: bool = False
+    variants: int = 1
+    source: str = ""
+    available: Callable[[], str | None] | None = None
+    instance_transform: Callable[[Instance, random.Random], Instance | None] | None = field(default=None, compare=False)
+
+    def __call__(self, text: str, rng: random.Random, memory: dict[str, Any] | None = None) -> str:
+        """Perturb one text with this preset's parameters."""
+        if self.stateful:
+            return self.transform(text, rng, memory={} if memory is None else memory, **self.params)
+        return self.transform(text, rng, **self.params)
+
+    def unavailable(self) -> str | None:
+        return self.available() if self.available is not None else None
+
+    def labels(self) -> tuple[str, ...]:
+        """The item-id suffix of each variant: ``typos_hard``, or ``butter_finger.1`` ... ``.5`` for several."""
+        if self.variants == 1:
+            return (self.name,)
+        return tuple(f"{self.name}.{k}" for k in range(1, self.variants + 1))
+
+    def describe(self) -> dict[str, Any]:
+        """Plain data for reports: name, family, parameters, variants and source."""
+        return {
+            "name": self.name,
+            "family": self.family,
+            "params": dict(self.params),
+            "perturbs_references": self.perturbs_references,
+            "variants": self.variants,
+            "source": self.source,
+        }
+
+    def variants_of(self, instance: Instance, seed: int | None = None) -> list[Instance]:
+        """The instance's perturbed copies that differ from it, each tagged with its label (HELM's rule for the rng)."""
+        rng = random.Random(instance.id if seed is None else str(seed) + instance.id)
+        out = []
+        for label in self.labels():
+            variant = self._one(instance, rng)
+            if variant is not None and (variant.input, variant.references) != (instance.input, instance.references):
+                out.append(replace(variant, perturbation=label))
+        return out
+
+    def _one(self, instance: Instance, rng: random.Random) -> Instance | None:
+        if self.instance_transform is not None:
+            return self.instance_transform(instance, rng)
+        memory: dict[str, Any] = {}
+        text = self(instance.input, rng, memory)
+        references = instance.references
+        if self.perturbs_references:
+            references = tuple(Reference(self(ref.text, rng, memory), ref.correct) for ref in references)
+        return replace(instance, input=text, references=references)
