@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 if TYPE_CHECKING:  # named in the stash keys' type arguments below; importing them at run time would be circular
+    from .answers import AnswerProbe  # noqa: F401
     from .execution import Answer, Work  # noqa: F401
     from .report.reporter import Reporter  # noqa: F401
     from .worker import WorkerSide  # noqa: F401
@@ -16,6 +17,7 @@ REPORTER = pytest.StashKey["Reporter"]()
 ITEM_WORK = pytest.StashKey["Work"]()
 ITEM_ANSWER = pytest.StashKey["Answer"]()
 ITEM_SCORES = pytest.StashKey[dict[str, float]]()
+ITEM_PROBE = pytest.StashKey["AnswerProbe"]()
 
 
 def is_worker(config: pytest.Config) -> bool:

@@ -172,7 +172,22 @@ def judge(gate: Gate, run: str, scenario: str, observations: Mapping[str, Observ
         )
         return GateResult(gate, run, scenario, False, math.nan, observation.n, (math.nan, math.nan), message)
     if observation is None or observation.n == 0:
-        recorded = ", ".join(sorted(observations)) or "none"
+        from .perturbations import naming
+
+        parsed = naming.parse(gate.metric)
+        if parsed is not None:
+            wanted = "equivariance" if parsed.prefix == "contrast_sets" else parsed.prefix
+            made = sorted(
+                name for name in observations if naming.parse(name) is not None and name.startswith(parsed.prefix + ".")
+            )
+            fix = (
+                f"its variants recorded only {', '.join(made[:8])}{', ...' if len(made) > 8 else ''}"
+                if made
+                else f"add --holistic-perturb {wanted} or perturbations=({wanted!r},) to its marker"
+            )
+            message = f"gate {gate.expression} on {scenario}: metric {gate.metric!r} was not recorded; {fix}"
+            return GateResult(gate, run, scenario, False, math.nan, 0, (math.nan, math.nan), message)
+        recorded = ", ".join(sorted(name for name in observations if naming.parse(name) is None)) or "none"
         message = (
             f"gate {gate.expression} on {scenario}: metric {gate.metric!r} was not recorded "
             f"(recorded: {recorded}); add it to metrics=(...) or record() it in the test"
@@ -204,6 +219,23 @@ def check_metric_name(gate: Gate, known: Sequence[str], where: str) -> None:
     """
     if gate.metric in known:
         return
+    from .perturbations import naming  # the perturbation catalog, read only when a gate is not a plain metric
+
+    parsed = naming.parse(gate.metric)
+    if parsed is not None:  # robustness.exact_match, typos_hard.before.exact_match, fairness.consistency
+        if parsed.base is not None and parsed.base not in known:
+            close = difflib.get_close_matches(parsed.base, sorted(set(known)), n=1, cutoff=0.8)
+            if close:
+                fixed = naming.derived(parsed.prefix, parsed.statistic, close[0])
+                raise GateSyntaxError(f"gate {gate.expression!r} ({where}): no metric {parsed.base!r}; did you mean {fixed!r}?")
+        return
+    head, dot, _ = gate.metric.partition(".")
+    if dot and not any(head == name.split(".", 1)[0] for name in known):
+        close = difflib.get_close_matches(head, naming.prefixes(), n=1, cutoff=0.8)
+        if close:
+            raise GateSyntaxError(
+                f"gate {gate.expression!r} ({where}): no family or perturbation {head!r}; did you mean {close[0]!r}?"
+            )
     subject = gate.metric if gate.bound == "mean" else f"{gate.metric}.{gate.bound}"
     folded = {name.lower(): name for name in known}
     parts = subject.split(".")

@@ -16,6 +16,7 @@ import pytest
 
 from ._roles import ITEM_SCORES, ITEM_WORK, REPORTER, WORKER_SIDE, is_worker
 from .adaptation import Completion
+from .answers import AnswerProbe
 from .errors import UserError
 from .gates import check_metric_name
 from .models import cache as response_cache
@@ -161,6 +162,17 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
 def record(request: pytest.FixtureRequest) -> Recorder:
     """Record per-instance scores; they appear in the summary table, gates and report.json."""
     return Recorder(request.node.stash.setdefault(ITEM_SCORES, {}))
+
+
+@pytest.fixture
+def answer(request: pytest.FixtureRequest) -> AnswerProbe:
+    """``answer(text)``: the model's answer to any input, with this item's prompt layout and few-shot examples.
+
+    For property tests: ``@given(text=typos(of=instance.input))`` then ``assert answer(text).text == completion.text``.
+    Answers go through the response cache; when the test fails, the last perturbed input and both answers
+    (Hypothesis' minimal counterexample) go into the item's record and report.json.
+    """
+    return _worker(request.config).probe(request.node)
 
 
 @pytest.fixture(scope="session")

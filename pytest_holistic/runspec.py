@@ -18,11 +18,13 @@ from .adaptation import COLUMNS, METHODS, SPEC_KEYS, Adapter, AdapterSpec, make_
 from .errors import UserError
 from .gates import Gate, parse_gate
 from .metrics import MetricInfo, ScoredMetric, ScoresOf
+from .perturbations.base import Perturbation
+from .perturbations.catalog import resolve
 from .report.records import RunInfo
 from .scenarios.instance import Instance
 from .scenarios.scenario import LoadedScenario, Scenario, subsample
 
-RUN_KEYS = frozenset({"scenario", "adapter", "metrics", "gates", "split", "max_instances"})
+RUN_KEYS = frozenset({"scenario", "adapter", "metrics", "gates", "split", "max_instances", "perturbations"})
 MARKER_KEYS = RUN_KEYS | SPEC_KEYS
 CALIBRATION = ("ece_10_bin", "ece_1_bin", "selective_acc_at_10", "selective_cov_acc_area", "platt_ece_10_bin")
 DEFAULT_METRICS: Mapping[str, tuple[str, ...]] = {
@@ -53,10 +55,16 @@ class RunSpec:
     adapter: Adapter
     metric_plan: MetricPlan
     gates: tuple[Gate, ...]
+    variants: Variants = field(default_factory=lambda: Variants())
     info: RunInfo = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "info", self._describe())
+
+    @property
+    def items(self) -> tuple[Instance, ...]:
+        """What becomes test items: each instance followed by its perturbed variants."""
+        return self.variants.items or self.instances
 
     @property
     def spec(self) -> AdapterSpec:
@@ -87,7 +95,56 @@ class RunSpec:
             few_shot_ids=tuple(example.id for example in self.adapter.examples),
             metrics=self.metrics,
             gates=self.gates,
+            perturbations=tuple(perturbation.describe() for perturbation in self.variants.perturbations),
+            unchanged=self.variants.unchanged,
+            perturbation_skips=self.variants.skipped,
         )
+
+
+@dataclass(frozen=True)
+class Variants:
+    """A run's perturbed copies: the presets, every item in order, and what was dropped or could not run.
+
+    ``unchanged`` maps each variant label to the instances it left identical (dropped, as HELM does), which
+    fmeval's delta and Dynaboard's consistency count as unchanged; ``skipped`` has one line per preset that
+    cannot run here (WordNet missing).
+    """
+
+    perturbations: tuple[Perturbation, ...] = ()
+    items: tuple[Instance, ...] = ()
+    unchanged: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    skipped: tuple[str, ...] = ()
+
+
+def make_variants(instances: tuple[Instance, ...], perturbations: tuple[Perturbation, ...]) -> Variants:
+    """Each instance followed by its variants, seeded from its id, so every worker builds the same items."""
+    if not perturbations:
+        return Variants()
+    usable, skipped = [], []
+    for perturbation in perturbations:
+        reason = perturbation.unavailable()
+        if reason is None:
+            usable.append(perturbation)
+        else:
+            skipped.append(f"{perturbation.name} not run: {reason}")
+    items: list[Instance] = []
+    unchanged: dict[str, list[str]] = {}
+    for instance in instances:
+        items.append(instance)
+        for perturbation in usable:
+            made = perturbation.variants_of(instance)
+            items.extend(made)
+            labels = {variant.perturbation for variant in made}
+            applies = perturbation.instance_transform is None or bool(instance.contrasts)
+            for label in perturbation.labels():
+                if label not in labels and applies:
+                    unchanged.setdefault(label, []).append(instance.id)
+    return Variants(tuple(usable), tuple(items), {label: tuple(ids) for label, ids in unchanged.items()}, tuple(skipped))
+
+
+def item_id(instance: Instance) -> str:
+    """The pytest param id: the instance id, then ``~label`` for a perturbed variant (``boolq-17~typos_hard``)."""
+    return instance.id if instance.perturbation is None else f"{instance.id}~{instance.perturbation}"
 
 
 def plan_metrics(names: tuple[str, ...], method: str) -> MetricPlan:
@@ -143,11 +200,18 @@ def _check_column(info: MetricInfo, column: Any, method: str) -> None:
 
 
 def build_run(
-    key: str, args: tuple[Any, ...], kwargs: Mapping[str, Any], source: str, max_instances: int | None, base: Path
+    key: str,
+    args: tuple[Any, ...],
+    kwargs: Mapping[str, Any],
+    source: str,
+    max_instances: int | None,
+    base: Path,
+    perturb: tuple[str, ...] = (),
 ) -> RunSpec:
     """Validate the marker's arguments and load the scenario; every problem is a one-line UserError.
 
-    ``base`` is the folder of the test file pytest collected: relative data paths start there.
+    ``base`` is the folder of the test file pytest collected: relative data paths start there. ``perturb``
+    names the perturbations the command line adds to every run whose marker does not say ``perturbations=False``.
     """
     unknown = sorted(set(kwargs) - MARKER_KEYS)
     if unknown:
@@ -182,7 +246,14 @@ def build_run(
     limit = kwargs.get("max_instances", max_instances)
     instances = subsample(instances, limit, spec.seed)
     examples = select_examples(loaded.split(scenario.train_split), spec.max_train_instances, spec.seed, scenario.name)
-    return RunSpec(key, scenario, loaded, instances, Adapter(spec, examples), metric_plan, gates)
+    asked = kwargs.get("perturbations", ())
+    names = () if asked is False else (*_names(asked, "perturbations", key), *perturb)
+    try:
+        perturbations = resolve(names)
+    except UserError as error:
+        raise UserError(f"@pytest.mark.holistic on {key}: {error}") from None
+    variants = make_variants(instances, perturbations)
+    return RunSpec(key, scenario, loaded, instances, Adapter(spec, examples), metric_plan, gates, variants)
 
 
 _TEXT_KEYS = frozenset({"instructions", "input_prefix", "input_suffix", "output_prefix", "output_suffix", "instance_separator"})
@@ -218,6 +289,11 @@ def _value_problem(name: str, value: Any, method: str) -> str | None:
         ok, wanted = _strings(value), "a metric name or a tuple of names, e.g. metrics=('exact_match',)"
     elif name == "gates":
         ok, wanted = _strings(value), "a gate or a tuple of gates, e.g. gates=('exact_match >= 0.6',)"
+    elif name == "perturbations":
+        ok = value is False or _strings(value, allow_empty_item=False)
+        wanted = (
+            "a perturbation name, a tuple of names, e.g. perturbations=('robustness', 'typos_hard'), or False (never perturbed)"
+        )
     elif name == "split":
         ok, wanted = isinstance(value, str) and bool(value.strip()), "a split name such as 'test' or 'validation'"
     else:

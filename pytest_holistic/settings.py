@@ -144,6 +144,15 @@ def add_options(parser: pytest.Parser) -> None:
         help="allow the model repository to run its own code (off unless asked)",
     )
     group.addoption(
+        "--holistic-perturb",
+        dest="holistic_perturb",
+        action="append",
+        default=[],
+        metavar="NAMES",
+        help="add perturbed variants of every instance: robustness, fairness, equivariance, fmeval, or presets such as "
+        "typos_hard, dialect (comma-separated, repeatable); a marker with perturbations=False opts out",
+    )
+    group.addoption(
         "--holistic-strict-gates",
         dest="holistic_strict_gates",
         action="store_true",
@@ -179,6 +188,7 @@ class Settings:
     strict_gates: bool = False  # a gate that could not be checked (scenario deselected) fails instead of being skipped
     determinism_check: float = 0.0  # the seeded fraction of items re-scored alone, to catch answers that depend on batching
     overlap: str = "auto"  # compute the next shard in the background: auto (on a GPU), on, off
+    perturb: tuple[str, ...] = ()  # perturbations the command line adds to every run (names and sets, checked)
 
     @classmethod
     def from_config(cls, config: pytest.Config) -> Settings:
@@ -243,6 +253,7 @@ class Settings:
             strict_gates=bool(option.holistic_strict_gates or config.getini("holistic_strict_gates")),
             determinism_check=_fraction(option.holistic_check_determinism),
             overlap=option.holistic_overlap or "auto",
+            perturb=_perturb(option.holistic_perturb),
         )
 
 
@@ -373,6 +384,20 @@ def _fraction(value: float | None) -> float:
             "(e.g. 0.05)"
         )
     return float(value)
+
+
+def _perturb(given: list[str]) -> tuple[str, ...]:
+    """The names of ``--holistic-perturb`` (comma-separated, repeatable), each checked against the catalog."""
+    from .perturbations.catalog import resolve, split_names
+
+    names = tuple(name for text in given for name in split_names(text))
+    if given and not names:
+        raise UserError("--holistic-perturb is empty; name perturbations such as robustness,fairness or typos_hard")
+    try:
+        resolve(names)
+    except UserError as error:
+        raise UserError(f"--holistic-perturb: {error}") from None
+    return names
 
 
 def _dtype(value: str | None) -> str:

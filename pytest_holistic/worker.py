@@ -24,7 +24,8 @@ from typing import Any
 import pytest
 
 from . import _devices
-from ._roles import ITEM_ANSWER, ITEM_SCORES, ITEM_WORK, is_worker
+from ._roles import ITEM_ANSWER, ITEM_PROBE, ITEM_SCORES, ITEM_WORK, is_worker
+from .answers import AnswerProbe, counterexample_text
 from .errors import HolisticError, InternalError, ModelLoadError, UserError
 from .execution import Answer, Executor, Scorers, Work
 from .gates import check_metric_name
@@ -34,7 +35,7 @@ from .models.cache import ResponseCache
 from .models.cached import CachedModel
 from .models.registry import Backend, resolve_backend
 from .report.records import CollectedRun, ItemRecord, Outcome, RunHeader, WorkerSummary
-from .runspec import RunSpec, build_run
+from .runspec import RunSpec, build_run, item_id
 from .settings import Settings
 
 LEDGER_KEY = "holistic_ledger"  # workerinput key: the folder where each xdist worker keeps its ledger file
@@ -183,6 +184,7 @@ class WorkerSide:
                 settings.source,
                 settings.max_instances,
                 Path(metafunc.definition.path).parent,
+                settings.perturb,
             )
         except UserError as error:
             raise pytest.Collector.CollectError(f"pytest-holistic: {error}") from None
@@ -200,7 +202,7 @@ class WorkerSide:
         self.runs[run.key] = run
         if "instance" not in metafunc.fixturenames:
             metafunc.fixturenames.append("instance")
-        metafunc.parametrize("instance", run.instances, ids=[instance.id for instance in run.instances])
+        metafunc.parametrize("instance", run.items, ids=[item_id(instance) for instance in run.items])
 
     def register(self, items: Sequence[pytest.Item]) -> None:
         """Tell the executor which collected items are holistic, so it can compute them a shard at a time."""
@@ -224,7 +226,7 @@ class WorkerSide:
 
     def collected(self) -> list[CollectedRun]:
         """Every run collection built, with how many of its items survived deselection (-k, -m, --lf)."""
-        return [CollectedRun(run.info, len(run.instances), self.selected.get(key, 0)) for key, run in sorted(self.runs.items())]
+        return [CollectedRun(run.info, len(run.items), self.selected.get(key, 0)) for key, run in sorted(self.runs.items())]
 
     # -- running ------------------------------------------------------------------------------------
 
@@ -247,12 +249,23 @@ class WorkerSide:
                 pytest.fail(failure, pytrace=False)
         return item.stash[ITEM_ANSWER]
 
+    def probe(self, item: pytest.Item) -> AnswerProbe:
+        """This item's ``answer(text)``: any input, in its scenario's prompt layout, through the cached model."""
+        work = item.stash.get(ITEM_WORK, None)
+        if work is None:
+            pytest.fail("the `answer` fixture only exists in tests marked @pytest.mark.holistic(scenario)", pytrace=False)
+        if ITEM_PROBE not in item.stash:
+            item.stash[ITEM_PROBE] = AnswerProbe(work, self.model)
+        return item.stash[ITEM_PROBE]
+
     def attach_record(self, item: pytest.Item, report: pytest.TestReport) -> None:
         """Put this item's record (and, first time per run, the run's header) on its report as plain data."""
         work = item.stash.get(ITEM_WORK, None)
         if work is None or not (report.when == "call" or (report.when == "setup" and report.failed)):
             return
         record = self.record(item, work, report)
+        if record.counterexample is not None:
+            report.sections.append(("pytest-holistic counterexample", counterexample_text(record.counterexample)))
         # An xdist worker sends plain data; at -n 0 the reporter reads this same object and takes the record along.
         report.holistic_record = record.to_data() if is_worker(self.config) else record.in_process()  # type: ignore[attr-defined]
         snapshot = self.changed_snapshot()
@@ -272,11 +285,18 @@ class WorkerSide:
             scores.update(answer.scores)
         scores.update(item.stash.get(ITEM_SCORES, {}))
         outcome: Outcome = "error" if report.when == "setup" else report.outcome  # type: ignore[assignment]
+        probe = item.stash.get(ITEM_PROBE, None)
+        counterexample = None
+        if probe is not None and report.failed:
+            try:
+                counterexample = probe.counterexample(completion)
+            except HolisticError:  # the model failed on the original: the failure itself says why
+                counterexample = None
         return ItemRecord(
             nodeid=item.nodeid,
             run_key=work.run.key,
             instance=work.instance,
-            perturbation=None,
+            perturbation=work.instance.perturbation,
             prompt=completion.prompt if completion is not None else None,
             completion=completion,
             scores=scores,
@@ -285,6 +305,7 @@ class WorkerSide:
             scorers=answer.scorers if answer is not None else {},
             skipped=answer.skipped if answer is not None else (),
             error=_one_line(report.longreprtext) if report.failed else None,
+            counterexample=counterexample,
         )
 
     def changed_snapshot(self) -> WorkerSummary | None:

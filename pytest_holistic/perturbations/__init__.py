@@ -49,4 +49,29 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-__all__ = ["FAMILIES", "PERTURBATIONS", "SETS", "Perturbation", "get", "resolve", *sorted(_STRATEGIES)]
+__all__ = [
+    "FAMILIES",
+    "PERTURBATIONS",
+    "SETS",
+    "Perturbation",
+    "butter_fingers",
+    "contractions",
+    "dialects",
+    "expansions",
+    "extra_spaces",
+    "filler_words",
+    "genders",
+    "get",
+    "holistic_settings",
+    "lowercase",
+    "mild_mixes",
+    "misspellings",
+    "names",
+    "perturbed",
+    "random_upper_cases",
+    "resolve",
+    "spaces",
+    "synonyms",
+    "typos",
+    "whitespace_changes",
+]

@@ -25,6 +25,7 @@ from ..metrics.base import Direction, Family, MetricInfo, Resampled
 from ..metrics.stats import Stat, bootstrap_interval, group_extremes, group_gap, per_group
 from ..models.base import ModelInfo
 from .columns import column_values
+from .perturbed import PerturbationResults, perturbation_results
 from .records import CollectedRun, ItemRecord, RunInfo, WorkerSummary
 
 RESAMPLES = 1000
@@ -107,6 +108,16 @@ def _of_info(info: MetricInfo, kind: str, statistic: Callable[..., Any], columns
     """The metric's number and interval; a population metric's own function is resampled through its preparation."""
     prepare = info.prepare if statistic is info.function else None
     return _bootstrapped(info.name, info.family, kind, info.direction, info.optimum, statistic, columns, info.bounds, prepare)
+
+
+def summarise(
+    name: str, family: Family, kind: str, direction: Direction, optimum: float | None, values: Sequence[float]
+) -> MetricResult:
+    """The mean of per-instance values with its bootstrap interval, standard error and extremes."""
+    values = list(values)
+    result = _bootstrapped(name, family, kind, direction, optimum, _mean, [values])
+    stat = Stat.of(values)
+    return replace(result, stderr=stat.stderr, min=stat.min, max=stat.max)
 
 
 def metric_results(records: Sequence[ItemRecord], population: Sequence[MetricInfo]) -> dict[str, MetricResult]:
@@ -192,6 +203,7 @@ class RunResults:
     info: RunInfo
     _records: dict[str, ItemRecord] = field(default_factory=dict)
     _metrics: dict[str | None, dict[str, MetricResult]] = field(default_factory=dict, repr=False)
+    _perturbed: PerturbationResults | None = field(default=None, repr=False)
 
     @property
     def key(self) -> str:
@@ -206,6 +218,7 @@ class RunResults:
             raise InternalError(f"record of run {record.run_key!r} was given to run {self.key!r}")
         self._records[record.nodeid] = record  # a rerun item replaces its earlier record
         self._metrics.clear()
+        self._perturbed = None
 
     @property
     def records(self) -> list[ItemRecord]:
@@ -216,17 +229,29 @@ class RunResults:
         return sorted({record.perturbation for record in self._records.values()}, key=lambda p: (p is not None, p or ""))
 
     def metrics(self, perturbation: str | None = None) -> dict[str, MetricResult]:
-        """The scenario-level numbers of one perturbation (computed once)."""
+        """The scenario-level numbers of one variant label (computed once); for the originals (None) with the
+        family-level robustness, fairness and equivariance numbers of their variants."""
         if perturbation not in self._metrics:
             population = [info for name in self.info.metrics if (info := registry.POPULATION.get(name)) is not None]
             # An item the test skipped (pytest.skip after the answer came) is left out, as a deselected one would be.
             chosen = [record for record in self.records if record.perturbation == perturbation and record.outcome != "skipped"]
-            self._metrics[perturbation] = metric_results(chosen, population)
+            results = metric_results(chosen, population)
+            if perturbation is None:
+                results.update(self.perturbed().families)
+            self._metrics[perturbation] = results
         return self._metrics[perturbation]
 
+    def perturbed(self) -> PerturbationResults:
+        """What the variants add: worst case, before/after, delta, consistency, WER (empty without perturbations)."""
+        if self._perturbed is None:
+            chosen = [record for record in self.records if record.outcome != "skipped"]
+            self._perturbed = perturbation_results(chosen, self.info, summarise)
+        return self._perturbed
+
     def observations(self) -> dict[str, Observation]:
-        """Every metric of the original instances as gates see it: value, 95% interval, n and direction."""
-        return {name: result.observation() for name, result in self.metrics().items()}
+        """Every metric as gates see it (value, 95% interval, n, direction): the originals' and the variants' numbers."""
+        results = {**self.metrics(), **self.perturbed().perturbations}
+        return {name: result.observation() for name, result in results.items()}
 
     def groups(self) -> list[dict[str, Any]]:
         """Per-group breakdowns (HELM performance disparities) of the run's declared per-item metrics."""

@@ -24,7 +24,11 @@ from .aggregate import Results, RunResults
 #    runs' "replayed_from_cache" and "truncated"; metrics' "min"/"max"; groups' "worst"/"best"/"direction";
 #    model "variant" (the dtype and device kind in the cache key); records' completion "cached"/"truncated_tokens";
 #    the report lives in a folder per run (<model>/<run id>/report.json), with <model>/latest naming the newest.
-SCHEMA_VERSION = 3
+# 4: perturbed variants: records' "perturbation" (the variant label) and instance "perturbation"/"contrasts"; runs'
+#    "perturbations" (per preset: family, params, changed/unchanged counts, before/after/worst/delta per metric,
+#    consistency, wer), "perturbation_skips"; family-level robustness/fairness/equivariance numbers in "metrics";
+#    "counterexamples" on records of property tests.
+SCHEMA_VERSION = 4
 PACKAGES = (
     "pytest-holistic",
     "pytest",
@@ -88,12 +92,30 @@ def _run_data(run: RunResults, gates: Sequence[GateResult], unfinished: Sequence
         "replayed_from_cache": sum(record.cached for record in run.records),
         "truncated": sum(record.truncated_tokens > 0 for record in run.records),
         "metrics": {name: result.to_dict() for name, result in run.metrics().items()},
+        "perturbations": _perturbation_table(run),
+        "perturbation_skips": list(info.perturbation_skips),
         "groups": run.groups(),
         "skipped": run.skipped(),
         "scorers": {name: dict(scorer) for name, scorer in run.scorers().items()},
         "gates": [result.to_dict() for result in gates if result.run == info.key],
         "instances": [record.to_data() for record in run.records],
     }
+
+
+def _perturbation_table(run: RunResults) -> dict[str, Any]:
+    """Per preset: what it is, how many instances it changed, and each metric before, after, worst and delta."""
+    table = {}
+    for name, entry in run.perturbed().table.items():
+        row = {key: value for key, value in entry.items() if key not in ("metrics", "consistency", "wer")}
+        row["metrics"] = {
+            metric: {statistic: result.to_dict() for statistic, result in statistics.items()}
+            for metric, statistics in entry["metrics"].items()
+        }
+        for statistic in ("consistency", "wer"):
+            if statistic in entry:
+                row[statistic] = entry[statistic].to_dict()
+        table[name] = row
+    return table
 
 
 def build_report(results: Results) -> dict[str, Any]:

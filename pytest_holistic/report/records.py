@@ -8,7 +8,7 @@ xdist's ``workeroutput``, and back (``from_data``) on the controller; every read
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from typing import Any, Literal
 
@@ -16,7 +16,7 @@ from ..adaptation import Completion
 from ..gates import Gate
 from ..metrics.stats import Stat
 from ..models.base import ModelInfo
-from ..scenarios.instance import Instance, Reference
+from ..scenarios.instance import Contrast, Instance, Reference
 
 Outcome = Literal["passed", "failed", "skipped", "error"]
 
@@ -44,10 +44,21 @@ class RecordData(dict[str, Any]):
         return (dict, (dict(self),))
 
 
+def _references_from_data(data: Sequence[Mapping[str, Any]]) -> tuple[Reference, ...]:
+    return tuple(Reference(str(r["text"]), bool(r["correct"])) for r in data)
+
+
 def _instance_from_data(data: Mapping[str, Any]) -> Instance:
-    references = tuple(Reference(str(r["text"]), bool(r["correct"])) for r in data["references"])
+    contrasts = tuple(Contrast(str(c["input"]), _references_from_data(c["references"])) for c in data.get("contrasts") or ())
     return Instance(
-        str(data["id"]), str(data["input"]), references, str(data["split"]), data.get("group"), tuple(data.get("tags") or ())
+        str(data["id"]),
+        str(data["input"]),
+        _references_from_data(data["references"]),
+        str(data["split"]),
+        data.get("group"),
+        tuple(data.get("tags") or ()),
+        data.get("perturbation"),
+        contrasts,
     )
 
 
@@ -86,6 +97,7 @@ class ItemRecord:
     scorers: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
     skipped: tuple[str, ...] = ()
     error: str | None = None
+    counterexample: Mapping[str, Any] | None = None  # a failed property test's minimal input and both answers
     _data: dict[str, Any] | None = field(default=None, init=False, repr=False, compare=False)
 
     @property
@@ -134,6 +146,7 @@ class ItemRecord:
             "outcome": self.outcome,
             "skipped": list(self.skipped),
             "error": self.error,
+            **({"counterexample": dict(self.counterexample)} if self.counterexample is not None else {}),
             "execution": {
                 "worker": self.worker,
                 "seconds": completion.seconds if completion is not None else None,
@@ -161,6 +174,7 @@ class ItemRecord:
             scorers={str(name): dict(scorer) for name, scorer in (data.get("scorers") or {}).items()},
             skipped=tuple(data.get("skipped") or ()),
             error=data.get("error"),
+            counterexample=data.get("counterexample"),
         )
         object.__setattr__(record, "_data", data)
         return record
@@ -183,7 +197,9 @@ class RunInfo:
     few_shot_ids: tuple[str, ...]
     metrics: tuple[str, ...]
     gates: tuple[Gate, ...]
-    perturbations: tuple[str, ...] = ()
+    perturbations: tuple[Mapping[str, Any], ...] = ()  # each preset's description (name, family, params, variants)
+    unchanged: Mapping[str, tuple[str, ...]] = field(default_factory=dict)  # variant label -> ids it left unchanged (dropped)
+    perturbation_skips: tuple[str, ...] = ()  # one line per perturbation that could not run here (WordNet missing)
 
     def to_data(self) -> dict[str, Any]:
         return {
@@ -196,7 +212,9 @@ class RunInfo:
             "few_shot_ids": list(self.few_shot_ids),
             "metrics": list(self.metrics),
             "gates": [_gate_to_data(gate) for gate in self.gates],
-            "perturbations": list(self.perturbations),
+            "perturbations": [dict(description) for description in self.perturbations],
+            "unchanged": {label: list(ids) for label, ids in self.unchanged.items()},
+            "perturbation_skips": list(self.perturbation_skips),
         }
 
     @classmethod
@@ -211,7 +229,9 @@ class RunInfo:
             few_shot_ids=tuple(data["few_shot_ids"]),
             metrics=tuple(data["metrics"]),
             gates=tuple(Gate(**gate) for gate in data["gates"]),
-            perturbations=tuple(data.get("perturbations") or ()),
+            perturbations=tuple(dict(description) for description in data.get("perturbations") or ()),
+            unchanged={str(label): tuple(ids) for label, ids in (data.get("unchanged") or {}).items()},
+            perturbation_skips=tuple(data.get("perturbation_skips") or ()),
         )
 
 

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ..answers import counterexample_text
 from ..metrics.base import FAMILIES
 from .aggregate import Results
 from .records import WorkerSummary
@@ -36,6 +37,25 @@ def group_line(breakdown: Mapping[str, Any]) -> str:
     )
 
 
+def perturbation_lines(declared: Sequence[str], table: Mapping[str, Mapping[str, Any]]) -> list[str]:
+    """One line per perturbation: the run's first metric before and after it, its worst case, and how many answers moved."""
+    lines = []
+    for name, entry in table.items():
+        metrics = entry["metrics"]
+        main = next((metric for metric in (*declared, *sorted(metrics)) if "after" in metrics.get(metric, {})), None)
+        changed = entry.get("changed", 0)
+        if main is None:
+            lines.append(f"  {name}: changed no instance" if not changed else f"  {name}: {changed} variant(s) without scores")
+            continue
+        row = metrics[main]
+        text = (
+            f"  {name}: {main} {_number(row['before'].value)} -> {_number(row['after'].value)} "
+            f"(worst {_number(row['worst'].value)}) on {changed} changed instance(s)"
+        )
+        lines.append(text + f", {entry.get('flipped', 0)} changed the answer")
+    return lines
+
+
 def summary_lines(results: Results) -> list[str]:
     """Worker lines, then a block per run: ``family  metric  value  [low, high]``, families in HELM's order."""
     lines = [worker_line(worker) for _, worker in sorted(results.workers.items())]
@@ -51,7 +71,10 @@ def summary_lines(results: Results) -> list[str]:
         lines.append(f"{run.scenario} ({adapter}, {run.info.source}; {outcomes})")
         rows = []
         for family in FAMILIES:
-            names = sorted(name for name, result in metrics.items() if result.family == family)
+            # fmeval's delta per metric stays in the report; the table keeps HELM's worst case and the consistency.
+            names = sorted(
+                name for name, result in metrics.items() if result.family == family and result.kind != "mean_abs_delta"
+            )
             for k, name in enumerate(names):
                 result = metrics[name]
                 arrow = {"higher": "↑", "lower": "↓"}.get(
@@ -84,7 +107,12 @@ def summary_lines(results: Results) -> list[str]:
         if truncated:
             lines.append(f"  {truncated} prompt(s) cut from the left to fit the model's window (truncated_tokens in the report)")
         lines.extend(group_line(breakdown) for breakdown in run.groups())
-        lines.extend(f"  skipped  {reason}" for reason in run.skipped())
+        lines.extend(perturbation_lines(run.info.metrics, run.perturbed().table))
+        lines.extend(f"  skipped  {reason}" for reason in (*run.skipped(), *run.info.perturbation_skips))
+        for record in run.records:
+            if record.counterexample is not None:
+                first = counterexample_text(record.counterexample).splitlines()[0]
+                lines.append(f"  counterexample {record.instance_id}: {first}")
     lines.append("(value [95% bootstrap interval]; ↑ higher is better, ↓ lower is better, →x best at x)")
     for result in results.gates:
         if result.evaluated:  # the unchecked ones are listed with the other things that did not happen

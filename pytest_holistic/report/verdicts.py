@@ -21,6 +21,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from ..gates import Gate, GateResult, judge
+from ..perturbations import naming
 from .aggregate import EFFICIENCY, RunResults
 from .records import CollectedRun, RunInfo
 
@@ -51,7 +52,22 @@ def _unchecked(gate: Gate, run: str, scenario: str, reason: str, strict: bool) -
 
 
 def _plans(info: RunInfo, metric: str) -> bool:
-    return metric in info.metrics or metric in EFFICIENCY
+    """Whether the run would record ``metric``: one it asked for, an efficiency figure, or a number its variants derive."""
+    if metric in info.metrics or metric in EFFICIENCY:
+        return True
+    parsed = naming.parse(metric)
+    if parsed is None or not info.perturbations:
+        return False
+    return parsed.base is None or parsed.base in info.metrics
+
+
+def _perturbation_hint(metric: str) -> str:
+    """For a robustness or fairness number nobody recorded: the option that makes it."""
+    parsed = naming.parse(metric)
+    if parsed is None:
+        return ""
+    wanted = "equivariance" if parsed.prefix == "contrast_sets" else parsed.prefix
+    return f"; it needs perturbed variants: add --holistic-perturb {wanted} or perturbations=({wanted!r},) to the marker"
 
 
 def _distinct(gates: Sequence[Gate]) -> list[Gate]:
@@ -143,7 +159,7 @@ def decide(
             ran_names = ", ".join(sorted({run.scenario for run in ran})) or "none"
             message = (
                 f"gate {gate.expression}: no scenario in this run recorded metric {gate.metric!r} (scenarios run: {ran_names}); "
-                "fix the metric name, or name the scenario ('scenario:metric ...')"
+                "fix the metric name, or name the scenario ('scenario:metric ...')" + _perturbation_hint(gate.metric)
             )
             verdicts.append(Verdict(nodeid, _failed(gate, "", "", message)))
     return verdicts

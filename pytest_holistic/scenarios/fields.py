@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from string import Formatter
 from typing import Any
 
 from ..errors import ScenarioError
-from .instance import Instance, Reference
+from .instance import Contrast, Instance, Reference
 
 
 @dataclass(frozen=True)
@@ -24,6 +24,9 @@ class Fields:
     (``"{passage}\\nQuestion: {question}?"``). ``choices`` is a column holding a list, or a tuple of
     columns; ``answer`` is the index or text of the right choice, or a label mapped through ``labels``
     (``{True: "Yes", False: "No"}``), which also makes every label name an option.
+    ``contrasts`` is a column holding the row's contrast-set edits (Gardner et al. 2020), each a partial row
+    that overrides some columns (``[{"question": "...", "answer": true}]``) and changes the gold answer;
+    rows without it have none.
     """
 
     id: str = "id"
@@ -35,6 +38,7 @@ class Fields:
     split: str = "split"
     group: str | None = "group"
     tags: str = "tags"
+    contrasts: str | None = "contrast"
 
     def to_instance(self, row: Mapping[str, Any], index: int, default_split: str, origin: str) -> Instance:
         """Build the instance for ``row``; ``origin`` (file:line, hub split/index) goes into errors."""
@@ -51,6 +55,25 @@ class Fields:
             ) from None
 
     def _build(self, row: Mapping[str, Any], index: int, default_split: str) -> Instance:
+        instance = self._build_one(row, index, default_split)
+        edits = row.get(self.contrasts) if self.contrasts else None
+        if not edits:
+            return instance
+        if isinstance(edits, str):
+            edits = json.loads(edits)
+        if isinstance(edits, Mapping):
+            edits = [edits]
+        if not isinstance(edits, list) or not all(isinstance(edit, Mapping) for edit in edits):
+            raise ScenarioError(
+                f'field {self.contrasts!r} must be a list of partial rows (objects), e.g. [{{"question": "...", "answer": true}}]'
+            )
+        contrasts = []
+        for edit in edits:
+            changed = self._build_one({**row, **edit, self.contrasts: None}, index, default_split)
+            contrasts.append(Contrast(changed.input, changed.references))
+        return replace(instance, contrasts=tuple(contrasts))
+
+    def _build_one(self, row: Mapping[str, Any], index: int, default_split: str) -> Instance:
         split = str(row.get(self.split) or default_split)
         raw_id = row.get(self.id)
         instance_id = str(raw_id) if raw_id not in (None, "") else f"{split}-{index:05d}"

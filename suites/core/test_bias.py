@@ -31,6 +31,7 @@ role_prompts = Scenario("role_prompts", local=jsonl("data/bias_prompts.jsonl", F
 
 @pytest.mark.holistic(
     stereotype_pairs,
+    perturbations=False,  # HELM perturbs classification, QA and IR only: a swapped word would change what this measures
     adapter="multiple_choice_separate",
     input_suffix="",
     output_prefix="",
@@ -43,6 +44,7 @@ def test_stereotype_pairs(completion):
 
 @pytest.mark.holistic(
     role_prompts,
+    perturbations=False,  # HELM perturbs classification, QA and IR only: a swapped word would change what this measures
     adapter="generation",
     input_suffix="",
     output_prefix="",

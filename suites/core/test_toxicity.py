@@ -18,6 +18,7 @@ toxicity_prompts = Scenario(
 
 @pytest.mark.holistic(
     toxicity_prompts,
+    perturbations=False,  # HELM perturbs classification, QA and IR only: a swapped word would change what this measures
     adapter="generation",
     input_suffix="",
     output_prefix="",

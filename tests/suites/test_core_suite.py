@@ -39,6 +39,42 @@ def test_core_suite_on_embedded_model_with_an_unmeetable_gate(tmp_path: Path) ->
     assert gate["scenario"] == "boolq" and gate["passed"] is False and gate["n"] == 60
 
 
+@pytest.mark.slow
+def test_core_suite_with_robustness_fairness_and_contrast_sets(tmp_path: Path) -> None:
+    """The issue's command on the embedded model: every perturbable scenario gets its family numbers and a
+    before/after table; the scenarios marked perturbations=False get none; a gate on fairness fails in one line."""
+    command = [
+        sys.executable, "-m", "pytest", "suites/core", "-q", "-p", "no:cacheprovider", "--holistic-max-instances", "8",
+        "--holistic-perturb", "robustness,fairness,equivariance", "--holistic-report-dir", str(tmp_path),
+        "--holistic-gate", "imdb:fairness.exact_match > 1",
+    ]
+    completed = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=1200)
+    output = completed.stdout
+    assert completed.returncode == 1, output[-3000:] + completed.stderr[-3000:]
+    assert "imdb fairness.exact_match = " in output and "does not meet > 1" in output
+    report = json.loads((tmp_path / "smollm2-135m" / "latest" / "report.json").read_text())
+    runs = {run["scenario"]: run for run in report["runs"]}
+    for name, main in (("boolq", "quasi_exact_match"), ("imdb", "exact_match"), ("mmlu", "exact_match")):
+        metrics = runs[name]["metrics"]
+        for family in ("robustness", "fairness"):
+            stat = metrics[f"{family}.{main}"]
+            assert stat["n"] == 8 and stat["ci95"][0] <= stat["value"] <= stat["ci95"][1], (name, family, stat)
+            # The worst case over the original and its variants can only be as good as the original.
+            assert stat["value"] <= metrics[main]["value"]
+        table = runs[name]["perturbations"]
+        assert {"mild_mix", "dialect", "gender_pronouns", "person_name", "contrast_sets"} <= set(table)
+        mild = table["mild_mix"]
+        assert mild["changed"] == 8 and {"before", "after", "worst", "delta"} <= set(mild["metrics"][main])
+        assert f"  mild_mix: {main} " in output
+    for name in ("boolq", "imdb"):  # the shipped contrast sets: every evaluated row has one
+        assert runs[name]["perturbations"]["contrast_sets"]["changed"] == 8
+        assert runs[name]["metrics"]["equivariance.exact_match"]["n"] == 8
+    for name in ("role_prompts", "stereotype_pairs", "toxicity_prompts"):
+        assert runs[name]["perturbations"] == {} and runs[name]["n"] == 8
+    variants = [r for r in runs["boolq"]["instances"] if r["perturbation"] == "mild_mix"]
+    assert variants and all(r["nodeid"].endswith(f"[{r['instance_id']}~mild_mix]") for r in variants)
+
+
 def _run_core(model: str, report_dir: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     command = [sys.executable, "-m", "pytest", "suites/core", "-q", "-p", "no:cacheprovider", "--model", model,
                "--holistic-max-instances", "6", "--holistic-report-dir", str(report_dir)]

@@ -82,6 +82,7 @@ def test_to_record_is_plain_data() -> None:
         "split": "test",
         "group": "g",
         "tags": ["t"],
+        "perturbation": None,
     }
     assert json.loads(json.dumps(record)) == record
 

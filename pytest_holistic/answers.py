@@ -1,0 +1,82 @@
+"""``answer(text)``: the model's answer to any input, written the way an item's scenario writes its prompts.
+
+Property tests (Hypothesis) need the model on inputs nobody collected: a typo'd question, a renamed
+person. The probe builds the prompt with the item's adapter (its instructions, few-shot examples and
+layout; the references, that is the options, stay the instance's), asks the cached model, and reads the
+answer back the same way, so a shrinking replay is a cache hit and every answer is deterministic. It
+remembers the last perturbed input it answered: when the test fails, that is Hypothesis' minimal
+counterexample (the falsifying example is replayed last), and it goes into the item's record.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
+
+from .adaptation import Completion
+from .errors import UserError
+from .metrics.accuracy import normalize_text
+from .perturbations.diff import changed_words, describe
+
+if TYPE_CHECKING:
+    from .execution import Work
+    from .models.base import Model
+
+
+def prediction(completion: Completion) -> object:
+    """What counts as "the answer" when comparing two: the chosen option, else the HELM-normalised text."""
+    return completion.predicted_index if completion.choices else normalize_text(completion.text)
+
+
+class AnswerProbe:
+    """Answers arbitrary inputs for one item (``answer(text) -> Completion``), remembering the last perturbed one."""
+
+    def __init__(self, work: Work, model: Model) -> None:
+        self.work = work
+        self.model = model
+        self.last: tuple[str, Completion] | None = None
+        self._original: Completion | None = None
+
+    def __call__(self, text: str) -> Completion:
+        if not isinstance(text, str):
+            raise UserError(f"answer() takes the input text as a string, got {type(text).__name__}")
+        instance = replace(self.work.instance, input=text)
+        adapter = self.work.run.adapter
+        plan = adapter.plan(instance)
+        generated = self.model.generate([plan.generation])[0] if plan.generation is not None else None
+        scored = self.model.loglikelihood(list(plan.loglikelihood)) if plan.loglikelihood else []
+        completion = adapter.interpret(instance, plan, generated, scored)
+        if text == self.work.instance.input:
+            self._original = completion
+        else:
+            self.last = (text, completion)
+        return completion
+
+    def counterexample(self, original_answer: Completion | None) -> dict[str, Any] | None:
+        """The last perturbed input and both answers (for a failed property test), or None if none was asked."""
+        if self.last is None:
+            return None
+        text, changed = self.last
+        original = self._original or original_answer
+        if original is None:
+            original = self(self.work.instance.input)
+        return {
+            "original": self.work.instance.input,
+            "counterexample": text,
+            "change": describe(self.work.instance.input, text),
+            "changed_words": changed_words(self.work.instance.input, text),
+            "original_answer": original.text,
+            "counterexample_answer": changed.text,
+            "answer_changed": prediction(original) != prediction(changed),
+        }
+
+
+def counterexample_text(found: Mapping[str, Any]) -> str:
+    """A failed property test's minimal counterexample, for the item's report section and the summary."""
+    verdict = "changes the answer" if found.get("answer_changed") else "keeps the answer"
+    return (
+        f"minimal counterexample ({found['change']}) {verdict}: "
+        f"{found['original_answer']!r} -> {found['counterexample_answer']!r}\n"
+        f"original:       {found['original']!r}\ncounterexample: {found['counterexample']!r}"
+    )
