@@ -24,6 +24,8 @@ from .models.scoring import STRATEGIES
 from .report.regression import check_regression_specs
 from .scenarios.scenario import SOURCES
 
+API_ENDPOINTS = ("auto", "completions", "chat")
+
 DEFAULT_MODEL = "smollm2-135m"
 DTYPES = ("auto", "float32", "bfloat16", "float16", "float64")
 _DEVICE = re.compile(r"auto|cpu|mps|cuda(:\d+)?")
@@ -119,6 +121,49 @@ def add_options(parser: pytest.Parser) -> None:
     group.addoption("--holistic-dtype", dest="holistic_dtype", default=None, help=f"{', '.join(DTYPES)} (default auto)")
     group.addoption("--holistic-model-revision", dest="holistic_model_revision", default=None, help="hub revision of --model")
     group.addoption(
+        "--holistic-chat-template",
+        dest="holistic_chat_template",
+        default=None,
+        metavar="auto|none|PATH",
+        help="prompts through a chat template: auto (default: the tokenizer's, raw prompts for models without one), "
+        "none (HELM's raw prompts), or a Jinja template file",
+    )
+    group.addoption(
+        "--holistic-api-key-env",
+        dest="holistic_api_key_env",
+        default=None,
+        metavar="NAME",
+        help="environment variable with the API key of an openai: model (default OPENAI_API_KEY; the key is never written)",
+    )
+    group.addoption(
+        "--holistic-api-endpoint",
+        dest="holistic_api_endpoint",
+        default=None,
+        choices=API_ENDPOINTS,
+        help="openai: models: auto (default: /v1/completions when served, else /v1/chat/completions), completions or chat",
+    )
+    group.addoption(
+        "--holistic-concurrency",
+        dest="holistic_concurrency",
+        default=None,
+        metavar="N",
+        help="openai: models: requests in flight at once per process (default 8)",
+    )
+    group.addoption(
+        "--holistic-request-timeout",
+        dest="holistic_request_timeout",
+        default=None,
+        metavar="SECONDS",
+        help="openai: models: seconds one request may take before it is retried (default 300)",
+    )
+    group.addoption(
+        "--holistic-retries",
+        dest="holistic_retries",
+        default=None,
+        metavar="N",
+        help="openai: models: further tries after a 429, a 5xx or a dropped connection, with backoff (default 4)",
+    )
+    group.addoption(
         "--holistic-scoring",
         dest="holistic_scoring",
         default=None,
@@ -200,6 +245,7 @@ def add_options(parser: pytest.Parser) -> None:
     parser.addini("holistic_gates", "scenario-level thresholds, one per line", type="linelist", default=[])
     parser.addini("holistic_report_dir", "report folder, relative to the ini file (default: ./reports)", default="")
     parser.addini("holistic_source", "local, hub or auto", default="local")
+    parser.addini("holistic_chat_template", "auto, none or a Jinja chat template file (relative to the ini file)", default="auto")
     parser.addini("holistic_data_dir", "local copies of hub datasets (DIR/org/name/), relative to the ini file", default="")
     parser.addini("holistic_batch_size", "contexts or prompts per forward pass, or auto", default="auto")
     parser.addini("holistic_cache_dir", "response cache folder, relative to the ini file", default="")
@@ -305,6 +351,16 @@ class Settings:
             batch_size=batch_size,
             revision=_revision(option.holistic_model_revision),
             trust_remote_code=option.holistic_trust_remote_code,
+            chat_template=_chat_template(config),
+            api_key_env=_env_name(option.holistic_api_key_env),
+            api_endpoint=option.holistic_api_endpoint or "auto",
+            concurrency=8
+            if option.holistic_concurrency is None
+            else _positive(option.holistic_concurrency, "--holistic-concurrency", "(requests in flight)"),
+            request_timeout=_seconds(option.holistic_request_timeout),
+            retries=4
+            if option.holistic_retries is None
+            else _whole(option.holistic_retries, "--holistic-retries"),
         )
         check_model_spec(model, model_options)
         shard = _pick(config, option.holistic_shard_size, "--holistic-shard-size", "holistic_shard_size")
@@ -426,6 +482,48 @@ def _model_spec(config: pytest.Config) -> str:
             f"or leave it out for the default {DEFAULT_MODEL}"
         )
     return spec
+
+
+def _chat_template(config: pytest.Config) -> str:
+    """auto, none, or the absolute path of a readable template file (a missing file is named now, not per item)."""
+    picked = _pick(config, config.option.holistic_chat_template, "--holistic-chat-template", "holistic_chat_template")
+    text = str(picked.value).strip() or "auto"
+    if text in ("auto", "none"):
+        return text
+    path = Path(text).expanduser()
+    if not path.is_absolute() and picked.origin != "--holistic-chat-template":  # an ini value: relative to the ini file
+        path = (config.inipath.parent if config.inipath else config.rootpath) / path
+    if not path.is_file():
+        raise UserError(f"{picked.origin} = {text!r}: no such template file; give auto, none or the path of a Jinja chat template")
+    return str(path.resolve())
+
+
+def _env_name(value: str | None) -> str:
+    name = (value or "OPENAI_API_KEY").strip()
+    if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
+        raise UserError(
+            f"--holistic-api-key-env = {name!r} is not an environment variable's name; give the name (OPENAI_API_KEY), never the key"
+        )
+    return name
+
+
+def _seconds(value: str | None) -> float:
+    if value is None:
+        return 300.0
+    try:
+        seconds = float(value)
+    except ValueError:
+        seconds = float("nan")
+    if not seconds > 0 or seconds == float("inf"):
+        raise UserError(f"--holistic-request-timeout = {value!r}: must be a number of seconds > 0")
+    return seconds
+
+
+def _whole(value: str, origin: str) -> int:
+    text = str(value).strip()
+    if not text.isdigit():
+        raise UserError(f"{origin} = {value!r}: must be a whole number >= 0")
+    return int(text)
 
 
 def _revision(value: str | None) -> str | None:
