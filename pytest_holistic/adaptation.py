@@ -66,6 +66,10 @@ _DEFAULTS: Mapping[str, Mapping[str, Any]] = {
     },
 }
 METHODS = tuple(_DEFAULTS)
+LOGLIKELIHOOD_METHODS = frozenset(
+    {"multiple_choice_separate", "multiple_choice_calibrated", "language_modeling", "ranking"}
+)
+"""Methods that score text by its log-probability, so a model must return prompt log-probabilities to run them."""
 SPEC_KEYS = frozenset(AdapterSpec.__dataclass_fields__) - {"method"}
 _EVERY_METHOD = frozenset(
     {Column.TEXT, Column.REFERENCES, Column.GOLD_LABEL, Column.PREDICTED_LABEL, Column.CONFIDENCE, Column.CORRECT}

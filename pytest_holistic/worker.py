@@ -25,6 +25,7 @@ import pytest
 
 from . import _devices
 from ._roles import ITEM_ANSWER, ITEM_PROBE, ITEM_SCORES, ITEM_WORK, is_worker
+from .adaptation import LOGLIKELIHOOD_METHODS
 from .answers import AnswerProbe, counterexample_text
 from .errors import HolisticError, InternalError, ModelLoadError, UserError
 from .execution import Answer, Executor, Scorers, Work
@@ -33,6 +34,7 @@ from .metrics import known_names
 from .metrics.base import Score
 from .models.cache import ResponseCache
 from .models.cached import CachedModel
+from .report.provenance import scrub_text
 from .models.registry import Backend, resolve_backend
 from .progress import ModelProgress, terminal_emitter
 from .report.records import CollectedRun, ItemRecord, Outcome, RunHeader, WorkerSummary
@@ -230,6 +232,13 @@ class WorkerSide:
                     )
         except UserError as error:
             raise pytest.Collector.CollectError(f"pytest-holistic: {error}") from None
+        if run.spec.method in LOGLIKELIHOOD_METHODS:
+            missing = self.model.missing_capability("loglikelihood")
+            if missing is not None:
+                raise pytest.Collector.CollectError(
+                    f"pytest-holistic: {run.key}: adapter {run.spec.method!r} scores log-likelihoods, which model "
+                    f"{scrub_text(self.settings.model)} cannot give: {missing}; use a generation adapter or another server"
+                )
         self.runs[run.key] = run
         if "instance" not in metafunc.fixturenames:
             metafunc.fixturenames.append("instance")

@@ -104,6 +104,19 @@ class CachedModel(BatchStreaming):
             self._identified = True
         return self._identity
 
+    def missing_capability(self, kind: str) -> str | None:
+        """Why the backend cannot answer requests of ``kind`` (a served model that returns no prompt log-probabilities).
+
+        Asked at collection, so a scenario that cannot run fails there in one line. Only backends that can lack
+        a capability implement the question; for the others, and when resolving fails (said later, per item), None.
+        """
+        try:
+            backend = self.backend
+        except ModelLoadError:
+            return None
+        ask = getattr(backend, "missing_capability", None)
+        return ask(kind) if callable(ask) else None
+
     @property
     def load_failure(self) -> str | None:
         """Why resolving, identifying or loading the model failed in this process (None if it did not)."""

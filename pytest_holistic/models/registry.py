@@ -61,9 +61,10 @@ def scheme_of(spec: str) -> str | None:
 
 
 def _builtin_schemes() -> Mapping[str, BackendFactory]:
+    from .openai_backend import OpenAIBackend
     from .scripted import ScriptedBackend
 
-    return {"scripted": ScriptedBackend.from_spec}
+    return {"scripted": ScriptedBackend.from_spec, "openai": OpenAIBackend.from_spec}
 
 
 def _entry_point_schemes() -> Mapping[str, importlib.metadata.EntryPoint]:

@@ -1,0 +1,308 @@
+"""``--model openai:http://host:port/v1#name``: a model served by vLLM, SGLang, TGI or llama.cpp.
+
+Generation goes through ``/v1/completions`` (the prompt exactly as written), or ``/v1/chat/completions`` on a
+chat-only server (the prompt as one user message, the server's own template around it). Log-likelihoods come
+from echoed prompt log-probabilities, read at the alignment the start-up probe verified (see
+:mod:`.openai_probe`); a server that cannot give them is a missing capability that scenarios needing it report
+at collection. Requests run ``concurrency`` at a time in a thread pool, each retried by :mod:`.openai_http`; the
+response cache sits in front (``CachedModel``), so xdist workers pointed at one server share answers and an
+interrupted run resumes. A request that still fails is its item's error, never a score.
+
+Answers are cached under the served model's name and ``--holistic-model-revision`` (default ``served``): pass a
+revision when the weights behind a name change, or clear the cache.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+import threading
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from typing import Any, TypeVar
+
+from ..errors import ModelLoadError, ModelOutputError
+from .base import (
+    BatchStreaming,
+    GenerationRequest,
+    GenerationResult,
+    LoglikelihoodRequest,
+    LoglikelihoodResult,
+    ModelInfo,
+    ModelOptions,
+)
+from .openai_http import JsonClient, RetryPolicy, ServerUnavailable
+from .openai_probe import Capabilities, EchoedTokens, probe
+
+SCHEME = "openai"
+DEFAULT_REVISION = "served"
+MAX_STOP_SEQUENCES = 4  # the OpenAI API's limit; further stop sequences are applied here, after the answer
+_USER_INFO = re.compile(r"^(https?://)[^/@]*@")
+R = TypeVar("R")
+
+
+def parse_spec(spec: str) -> tuple[str, str | None]:
+    """``openai:http://host:8000/v1#name`` -> (base URL, model name or None); a malformed spec is one line."""
+    rest = spec[len(SCHEME) + 1 :] if spec.startswith(f"{SCHEME}:") else spec
+    url, _, name = rest.partition("#")
+    if not re.match(r"^https?://[^/\s]+", url):
+        shown = f"{SCHEME}:{shown_url(url)}" + (f"#{name}" if name else "")
+        raise ModelLoadError(
+            f"--model {shown!r}: give the server's base URL, e.g. openai:http://127.0.0.1:8000/v1#model-name"
+        )
+    return url.rstrip("/"), (name.strip() or None)
+
+
+def shown_url(url: str) -> str:
+    """The URL without its user info (``https://user:pass@host`` -> ``https://host``), for messages and reports."""
+    return _USER_INFO.sub(r"\1", url)
+
+
+class OpenAIBackend:
+    """Identity and capabilities from a cheap probe of the server; ``load`` connects, nothing is downloaded."""
+
+    def __init__(self, spec: str, options: ModelOptions) -> None:
+        self.url, self.asked = parse_spec(spec)
+        self.options = options
+        self._capabilities: Capabilities | None = None
+        self._probe_failure: str | None = None
+        self._lock = threading.Lock()
+
+    @classmethod
+    def from_spec(cls, spec: str, options: ModelOptions) -> OpenAIBackend:
+        return cls(spec, options)
+
+    def client(self) -> JsonClient:
+        key = os.environ.get(self.options.api_key_env) or None
+        policy = RetryPolicy(retries=self.options.retries, timeout=self.options.request_timeout)
+        return JsonClient(self.url, key, policy, shown_url(self.url))
+
+    def capabilities(self) -> Capabilities | None:
+        """The probe's findings (probed once per process); None while the server cannot be reached."""
+        with self._lock:
+            if self._capabilities is None:
+                try:
+                    self._capabilities = probe(self.client(), self.asked, self.options.api_endpoint)
+                    self._probe_failure = None
+                except ServerUnavailable as error:
+                    self._probe_failure = str(error)
+            return self._capabilities
+
+    def missing_capability(self, kind: str) -> str | None:
+        """Why this server cannot answer requests of ``kind`` (``loglikelihood``), or None (also when it is down)."""
+        found = self.capabilities()
+        if found is None or kind != "loglikelihood":
+            return None
+        return found.loglikelihood
+
+    def _endpoint(self, found: Capabilities | None) -> str:
+        if found is not None:
+            return found.endpoint
+        return "chat" if self.options.api_endpoint == "chat" else "completions"
+
+    def identify(self) -> ModelInfo:
+        """Name, revision and endpoint: known from the probe, or from the spec alone while the server is down.
+
+        A warm rerun can then answer from the cache with no server (an unnamed model needs the server to be named).
+        """
+        found = self.capabilities()
+        name = found.model if found is not None else self.asked
+        if name is None:
+            raise ModelLoadError(f"{self._probe_failure}; name the model after '#' to use cached answers without the server")
+        return ModelInfo(
+            name=name,
+            backend=SCHEME,
+            revision=self.options.revision or DEFAULT_REVISION,
+            variant={"endpoint": self._endpoint(found)},
+        )
+
+    def load(self) -> OpenAIModel:
+        found = self.capabilities()
+        if found is None:
+            raise ModelLoadError(f"{self._probe_failure}; start the server or fix the URL in --model")
+        return OpenAIModel(self.client(), found, self.identify(), self.options.concurrency)
+
+
+def _first(answer: Mapping[str, Any], where: str) -> Mapping[str, Any]:
+    choices = answer.get("choices") if isinstance(answer, Mapping) else None
+    if not choices or not isinstance(choices[0], Mapping):
+        raise ModelOutputError(f"{where}: the server's answer has no choices")
+    return choices[0]
+
+
+def _finite(value: Any, where: str) -> float:
+    if value is None or not math.isfinite(float(value)):
+        raise ModelOutputError(f"{where}: the server returned a log-probability of {value!r}; its weights or dtype are broken")
+    return float(value)
+
+
+def cut_at_stop(text: str, tokens: Sequence[str], stop: Sequence[str]) -> tuple[str, int]:
+    """The text up to the first stop sequence, and how many of ``tokens`` it took (at least one, if any)."""
+    cuts = [text.index(s) for s in stop if s and s in text]
+    if not cuts:
+        return text, len(tokens)
+    text = text[: min(cuts)]
+    length = 0
+    for kept, token in enumerate(tokens, start=1):
+        length += len(token)
+        if length >= len(text):
+            return text, kept
+    return text, len(tokens)
+
+
+class OpenAIModel(BatchStreaming):
+    """Greedy generation and echo scoring over HTTP, ``concurrency`` requests in flight."""
+
+    def __init__(self, client: JsonClient, capabilities: Capabilities, identity: ModelInfo, concurrency: int) -> None:
+        self.client = client
+        self.capabilities = capabilities
+        self.concurrency = max(1, concurrency)
+        self.info = ModelInfo(
+            identity.name,
+            identity.backend,
+            identity.revision,
+            {"url": client.shown_url, "concurrency": self.concurrency, **capabilities.details()},
+            dict(identity.variant),
+        )
+
+    # -- the stream: all requests in a bounded pool, results handed on as they finish ------------------
+
+    def _stream(self, requests: Sequence[R], answer: Callable[[R], Any]) -> Iterator[list[tuple[int, Any]]]:
+        """Every request answered ``concurrency`` at a time; batches of finished ones as they come.
+
+        A failed request does not stop the others: what succeeded is handed on (and committed by the cache), then
+        the first failure is raised, so the executor narrows it down to the items whose requests failed.
+        """
+        if not requests:
+            return
+        failures: list[BaseException] = []
+        with ThreadPoolExecutor(max_workers=min(self.concurrency, len(requests)), thread_name_prefix="holistic-http") as pool:
+            pending: dict[Future[Any], int] = {pool.submit(answer, request): index for index, request in enumerate(requests)}
+            try:
+                while pending:
+                    done, _ = wait(pending, return_when=FIRST_COMPLETED)
+                    batch = []
+                    for future in done:
+                        index = pending.pop(future)
+                        error = future.exception()
+                        if error is None:
+                            batch.append((index, future.result()))
+                        else:
+                            failures.append(error)
+                    if batch:
+                        yield batch
+            finally:
+                for future in pending:  # the consumer stopped early (the session is ending): drop what has not started
+                    future.cancel()
+        if failures:
+            first = failures[0]
+            more = f" (and {len(failures) - 1} more of {len(requests)} requests)" if len(failures) > 1 else ""
+            if isinstance(first, ServerUnavailable):
+                raise ServerUnavailable(f"{first}{more}")
+            if isinstance(first, ModelOutputError):
+                raise ModelOutputError(f"{first}{more}")
+            raise first
+
+    def generate_batches(self, requests: Sequence[GenerationRequest]) -> Iterator[list[tuple[int, GenerationResult]]]:
+        generate = self._chat if self.capabilities.endpoint == "chat" else self._complete
+        return self._stream(requests, generate)
+
+    def loglikelihood_batches(self, requests: Sequence[LoglikelihoodRequest]) -> Iterator[list[tuple[int, LoglikelihoodResult]]]:
+        if self.capabilities.loglikelihood is not None:
+            raise ModelOutputError(
+                f"server {self.client.shown_url} cannot score log-likelihoods: {self.capabilities.loglikelihood}"
+            )
+        return self._stream(requests, self._score)
+
+    # -- one request each ---------------------------------------------------------------------------
+
+    def _complete(self, request: GenerationRequest) -> GenerationResult:
+        if request.max_tokens <= 0:
+            return GenerationResult("")
+        stop = [s for s in request.stop if s]
+        payload: dict[str, Any] = {
+            "model": self.capabilities.model,
+            "prompt": request.prompt,
+            "max_tokens": request.max_tokens,
+            "temperature": request.temperature,
+            "seed": request.seed,
+            "logprobs": 1,
+            **self.capabilities.extras,
+        }
+        if stop:
+            payload["stop"] = stop[:MAX_STOP_SEQUENCES]
+        started = time.perf_counter()
+        answer = self.client.post("/completions", payload)
+        seconds = time.perf_counter() - started
+        choice = _first(answer, "completion")
+        block = choice.get("logprobs") or {}
+        tokens = [str(t) for t in block.get("tokens") or []]
+        values = block.get("token_logprobs") or []
+        text, kept = cut_at_stop(str(choice.get("text") or ""), tokens, stop)
+        logprobs = tuple(_finite(v, "completion") for v in values[:kept])
+        return GenerationResult(text, logprobs, _prompt_tokens(answer), seconds)
+
+    def _chat(self, request: GenerationRequest) -> GenerationResult:
+        if request.max_tokens <= 0:
+            return GenerationResult("")
+        stop = [s for s in request.stop if s]
+        payload: dict[str, Any] = {
+            "model": self.capabilities.model,
+            "messages": [{"role": "user", "content": request.prompt}],
+            "max_tokens": request.max_tokens,
+            "temperature": request.temperature,
+            "seed": request.seed,
+        }
+        if self.capabilities.chat_logprobs:
+            payload |= {"logprobs": True, "top_logprobs": 1}
+        if stop:
+            payload["stop"] = stop[:MAX_STOP_SEQUENCES]
+        started = time.perf_counter()
+        answer = self.client.post("/chat/completions", payload)
+        seconds = time.perf_counter() - started
+        choice = _first(answer, "chat completion")
+        message = choice.get("message") or {}
+        content = (choice.get("logprobs") or {}).get("content") or []
+        tokens = [str(entry.get("token", "")) for entry in content]
+        text, kept = cut_at_stop(str(message.get("content") or ""), tokens, stop)
+        logprobs = tuple(_finite(entry.get("logprob"), "chat completion") for entry in content[:kept])
+        return GenerationResult(text, logprobs, _prompt_tokens(answer), seconds)
+
+    def _score(self, request: LoglikelihoodRequest) -> LoglikelihoodResult:
+        text = request.context + request.continuation
+        if not request.continuation:
+            raise ModelOutputError("an empty continuation has no log-probability; give each choice some text")
+        payload = {
+            "model": self.capabilities.model,
+            "prompt": text,
+            "max_tokens": 1,  # 0 means 'no limit' to some engines; the one generated token lies past the prompt
+            "temperature": 0,
+            "logprobs": 1,
+            "echo": True,
+            **self.capabilities.extras,
+        }
+        started = time.perf_counter()
+        answer = self.client.post("/completions", payload)
+        seconds = time.perf_counter() - started
+        echoed = EchoedTokens.from_choice(_first(answer, "scoring"), "scoring")
+        span = echoed.span(len(request.context), len(text))
+        if not span:
+            raise ModelOutputError(f"the server's token offsets place no token in the continuation {request.continuation!r}")
+        shift = self.capabilities.shift
+        values = [echoed.value(i, shift) for i in span]
+        if any(v is None for v in values):
+            raise ModelOutputError(
+                "the server gave no log-probability for the continuation's first token (it has no context before it); "
+                "give the request some context"
+            )
+        total = sum(_finite(v, "scoring") for v in values)
+        greedy = all(echoed.is_greedy(i, shift) for i in span)
+        return LoglikelihoodResult(total, greedy, span[0], len(span), seconds)
+
+
+def _prompt_tokens(answer: Mapping[str, Any]) -> int:
+    usage = answer.get("usage") if isinstance(answer, Mapping) else None
+    value = usage.get("prompt_tokens") if isinstance(usage, Mapping) else None
+    return int(value) if isinstance(value, int) else 0
