@@ -139,11 +139,14 @@ def _finite(value: Any, where: str) -> float:
 
 
 def cut_at_stop(text: str, tokens: Sequence[str], stop: Sequence[str]) -> tuple[str, int]:
-    """The text up to the first stop sequence, and how many of ``tokens`` it took (at least one, if any)."""
+    """The text up to the first stop sequence, and how many of ``tokens`` it took (at least one, if any).
+
+    Counted from the text either way: servers drop the stop sequence from the text but keep its token in the
+    log-probabilities, and that token is not part of the answer.
+    """
     cuts = [text.index(s) for s in stop if s and s in text]
-    if not cuts:
-        return text, len(tokens)
-    text = text[: min(cuts)]
+    if cuts:
+        text = text[: min(cuts)]
     length = 0
     for kept, token in enumerate(tokens, start=1):
         length += len(token)
