@@ -34,7 +34,7 @@ from .base import (
     ModelOptions,
 )
 from .openai_http import JsonClient, RetryPolicy, ServerUnavailable
-from .openai_probe import Capabilities, EchoedTokens, probe
+from .openai_probe import Capabilities, EchoedTokens, generated_tokens, probe
 
 SCHEME = "openai"
 DEFAULT_REVISION = "served"
@@ -240,9 +240,7 @@ class OpenAIModel(BatchStreaming):
         answer = self.client.post("/completions", payload)
         seconds = time.perf_counter() - started
         choice = _first(answer, "completion")
-        block = choice.get("logprobs") or {}
-        tokens = [str(t) for t in block.get("tokens") or []]
-        values = block.get("token_logprobs") or []
+        tokens, values = generated_tokens(choice.get("logprobs"))
         text, kept = cut_at_stop(str(choice.get("text") or ""), tokens, stop)
         logprobs = tuple(_finite(v, "completion") for v in values[:kept])
         return GenerationResult(text, logprobs, _prompt_tokens(answer), seconds)
@@ -267,10 +265,9 @@ class OpenAIModel(BatchStreaming):
         seconds = time.perf_counter() - started
         choice = _first(answer, "chat completion")
         message = choice.get("message") or {}
-        content = (choice.get("logprobs") or {}).get("content") or []
-        tokens = [str(entry.get("token", "")) for entry in content]
+        tokens, values = generated_tokens(choice.get("logprobs"))
         text, kept = cut_at_stop(str(message.get("content") or ""), tokens, stop)
-        logprobs = tuple(_finite(entry.get("logprob"), "chat completion") for entry in content[:kept])
+        logprobs = tuple(_finite(value, "chat completion") for value in values[:kept])
         return GenerationResult(text, logprobs, _prompt_tokens(answer), seconds)
 
     def _score(self, request: LoglikelihoodRequest) -> LoglikelihoodResult:

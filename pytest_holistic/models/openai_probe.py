@@ -88,6 +88,21 @@ class EchoedTokens:
         return max(top.items(), key=lambda pair: pair[1])[0] == self.tokens[index]
 
 
+def generated_tokens(block: Mapping[str, Any] | None) -> tuple[list[str], list[float | None]]:
+    """Generated tokens and their log-probabilities from a ``logprobs`` block, in either format engines use.
+
+    The completions API's (``tokens`` and ``token_logprobs``), or the chat API's (``content``: a list of
+    ``{token, logprob}``), which llama.cpp's server also returns from ``/v1/completions``.
+    """
+    if not isinstance(block, Mapping):
+        return [], []
+    content = block.get("content")
+    if isinstance(content, list):
+        entries = [entry for entry in content if isinstance(entry, Mapping)]
+        return [str(entry.get("token", "")) for entry in entries], [entry.get("logprob") for entry in entries]
+    return [str(token) for token in block.get("tokens") or []], list(block.get("token_logprobs") or [])
+
+
 def best_shift(generated: Sequence[float], echoed: EchoedTokens, span: Sequence[int]) -> tuple[int | None, dict[int, float]]:
     """The shift under which the echoed values of ``span`` equal the generated ones, and each shift's mean gap."""
     gaps: dict[int, float] = {}
@@ -197,9 +212,8 @@ def _echo_alignment(
     """(None, shift) when echoed prompt log-probabilities agree with generated ones under ``shift``, else (reason, 0)."""
     choice = (generated.get("choices") or [{}])[0]
     text = str(choice.get("text") or "")
-    block = choice.get("logprobs") or {}
-    values = [v for v in (block.get("token_logprobs") or []) if v is not None]
-    tokens = block.get("tokens") or []
+    tokens, found = generated_tokens(choice.get("logprobs"))
+    values = [v for v in found if v is not None]
     if not text or not values or len(values) != len(tokens):
         return "the server returns no log-probabilities for generated tokens", 0
     payload = {
