@@ -68,6 +68,7 @@ class OpenAIBackend:
         self.options = options
         self._capabilities: Capabilities | None = None
         self._probe_failure: str | None = None
+        self._client: JsonClient | None = None
         self._lock = threading.Lock()
 
     @classmethod
@@ -75,16 +76,25 @@ class OpenAIBackend:
         return cls(spec, options)
 
     def client(self) -> JsonClient:
-        key = os.environ.get(self.options.api_key_env) or None
-        policy = RetryPolicy(retries=self.options.retries, timeout=self.options.request_timeout)
-        return JsonClient(self.url, key, policy, shown_url(self.url))
-
-    def capabilities(self) -> Capabilities | None:
-        """The probe's findings (probed once per process); None while the server cannot be reached."""
+        """One client per backend, so every request of this process shares its down-mark."""
         with self._lock:
-            if self._capabilities is None:
+            if self._client is None:
+                key = os.environ.get(self.options.api_key_env) or None
+                policy = RetryPolicy(retries=self.options.retries, timeout=self.options.request_timeout)
+                self._client = JsonClient(self.url, key, policy, shown_url(self.url))
+            return self._client
+
+    def capabilities(self, again: bool = False) -> Capabilities | None:
+        """The probe's findings (probed once per process); None while the server cannot be reached.
+
+        A failed probe is not repeated for every question (collection asks once per scenario) unless ``again``:
+        loading tries once more, so a server that came up meanwhile is used.
+        """
+        client = self.client()
+        with self._lock:
+            if self._capabilities is None and (self._probe_failure is None or again):
                 try:
-                    self._capabilities = probe(self.client(), self.asked, self.options.api_endpoint)
+                    self._capabilities = probe(client, self.asked, self.options.api_endpoint)
                     self._probe_failure = None
                 except ServerUnavailable as error:
                     self._probe_failure = str(error)
@@ -119,7 +129,7 @@ class OpenAIBackend:
         )
 
     def load(self) -> OpenAIModel:
-        found = self.capabilities()
+        found = self.capabilities(again=True)
         if found is None:
             raise ModelLoadError(f"{self._probe_failure}; start the server or fix the URL in --model")
         return OpenAIModel(self.client(), found, self.identify(), self.options.concurrency)
