@@ -39,7 +39,7 @@ from .openai_probe import Capabilities, EchoedTokens, generated_tokens, probe
 SCHEME = "openai"
 DEFAULT_REVISION = "served"
 MAX_STOP_SEQUENCES = 4  # the OpenAI API's limit; further stop sequences are applied here, after the answer
-_USER_INFO = re.compile(r"^(https?://)[^/@]*@")
+_USER_INFO = re.compile(r"^([A-Za-z][\w+.-]*://)?[^/@]*@")
 R = TypeVar("R")
 
 
@@ -57,7 +57,7 @@ def parse_spec(spec: str) -> tuple[str, str | None]:
 
 def shown_url(url: str) -> str:
     """The URL without its user info (``https://user:pass@host`` -> ``https://host``), for messages and reports."""
-    return _USER_INFO.sub(r"\1", url)
+    return _USER_INFO.sub(lambda match: match[1] or "", url)
 
 
 class OpenAIBackend:

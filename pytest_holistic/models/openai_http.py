@@ -86,6 +86,11 @@ def _reason(error: BaseException) -> str:
     return f"{type(shown).__name__}: {text}" if text else type(shown).__name__
 
 
+def _timed_out(error: BaseException) -> bool:
+    inner = getattr(error, "reason", None)
+    return isinstance(error, TimeoutError | socket.timeout) or isinstance(inner, TimeoutError | socket.timeout)
+
+
 class JsonClient:
     """POST/GET JSON to ``base_url`` (``http://host:port/v1``) with the policy above; safe to share between threads."""
 
@@ -164,7 +169,8 @@ class JsonClient:
                 unreachable = False
             except _CONNECTION_ERRORS as error:
                 last = _reason(error)
-                unreachable = True
+                # A timeout is a slow or busy server, not a dead one: retried, but it does not mark the server down.
+                unreachable = not _timed_out(error)
         tried = f"{allowed} {'try' if allowed == 1 else 'tries'}"
         if unreachable:
             self._mark(last)
