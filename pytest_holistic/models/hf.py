@@ -283,7 +283,7 @@ class HFModel(BatchStreaming):
             info.details["token_budget"] = self.token_budget
 
     def apply(self, options: ModelOptions) -> HFModel:
-        """The load-independent options: scoring strategy, chat template and deterministic mode (recorded in the model details)."""
+        """The load-independent options: scoring strategy, chat template, deterministic mode (recorded in the details)."""
         self.use_strategy(options.scoring)
         self.use_chat_template(options.chat_template)
         if options.deterministic:

@@ -110,7 +110,8 @@ def test_the_identity_names_the_template_and_agrees_with_the_load(templated: Pat
         assert backend.load().info.variant == identity.variant
         variants[choice] = identity.variant
     assert variants["none"] == expected_variant("auto", "auto")
-    assert variants["auto"] == {**variants["none"], "chat_template": f"tokenizer:{templates.ChatTemplate('t', TEMPLATE).sha256[:12]}"}
+    sha256 = templates.ChatTemplate("tokenizer", TEMPLATE).sha256
+    assert variants["auto"] == {**variants["none"], "chat_template": f"tokenizer:{sha256[:12]}"}
     assert len({json.dumps(v, sort_keys=True) for v in variants.values()}) == 3
 
 
