@@ -62,9 +62,16 @@ class EmbeddedBackend:
         self.options = options
 
     def identify(self) -> ModelInfo | None:
-        from .hf import expected_variant
+        """The wheel's version, the dtype and device kind, and the chat template a load will apply.
+
+        Under ``auto`` the template is read from the converted folder's tokenizer files, so the first use of
+        the embedded model converts it here rather than at load (once either way).
+        """
+        from . import chat_template
+        from .hf import expected_variant, template_variant
 
         variant = expected_variant(self.options.device, self.options.dtype, CHECKPOINT_DTYPE)
+        variant.update(template_variant(self.options.chat_template, lambda: chat_template.in_folder(converted_dir())))
         return ModelInfo(name=NAME, backend="transformers", revision=revision(), variant=variant)
 
     def load(self) -> Model:

@@ -11,7 +11,7 @@ import math
 import os
 import time
 from collections import defaultdict
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -19,7 +19,7 @@ from typing import Any
 from .. import _devices
 from .._hub import UNREACHABLE, offline, unreachable_hub
 from ..errors import ModelLoadError, ModelOutputError
-from . import scoring
+from . import chat_template, scoring
 from .base import (
     BatchStreaming,
     GenerationRequest,
@@ -134,12 +134,23 @@ def loaded_variant(model: Any) -> dict[str, str]:
     return {"device": parameter.device.type, "dtype": str(parameter.dtype).removeprefix("torch.")}
 
 
+def template_variant(choice: str, declared: Callable[[], str | None]) -> dict[str, str]:
+    """The cache-identity entry of the chat template a load with ``--holistic-chat-template choice`` applies.
+
+    Empty for raw prompts, so the keys of raw-prompt answers are what they were before templates existed;
+    ``declared`` (the tokenizer's own template, read from its files) is only read under ``auto``.
+    """
+    template = chat_template.pick(choice, declared)
+    return template.variant() if template is not None else {}
+
+
 class HFBackend:
     """A hub name or a local folder, loaded through transformers' ``from_pretrained``.
 
     The identity of a folder is a hash of its weights (hashed once and kept while its files' stamps hold, so a
     warm run reads no weights), of a hub name the commit it resolves to in the local HF cache; a hub name not in
-    the cache has no cheap identity. Its dtype under ``auto`` comes from ``config.json``, as the load decides it.
+    the cache has no cheap identity. Its dtype under ``auto`` comes from ``config.json``, as the load decides it;
+    the chat template it will apply, from the tokenizer's files (:mod:`.chat_template`).
     """
 
     def __init__(self, spec: str, options: ModelOptions) -> None:
@@ -161,8 +172,14 @@ class HFBackend:
                 revision = hub_revision(self.spec, self.options.revision)
             checkpoint = checkpoint_dtype(self.spec, self.options.revision) if self.options.dtype == "auto" else None
             variant = expected_variant(self.options.device, self.options.dtype, checkpoint)
-            self._identity = ModelInfo(self.spec, "transformers", revision, variant=variant) if revision else None
+            if revision:
+                variant.update(template_variant(self.options.chat_template, self._declared_template))
+                self._identity = ModelInfo(self.spec, "transformers", revision, variant=variant)
         return self._identity
+
+    def _declared_template(self) -> str | None:
+        """The tokenizer's own chat template, read from its files (no weights)."""
+        return chat_template.declared(self.spec, self.options.revision, self.options.trust_remote_code)
 
     def load(self) -> HFModel:
         known = self._identity.revision if self._identity is not None and self._folder is not None else None
@@ -226,7 +243,11 @@ def _first_line(error: BaseException) -> str:
 
 
 class HFModel(BatchStreaming):
-    """A transformers causal LM held in memory for the whole session (one copy per worker)."""
+    """A transformers causal LM held in memory for the whole session (one copy per worker).
+
+    Generation prompts go through a chat template once :meth:`apply` (or :meth:`use_chat_template`) picks one;
+    until then, and always for log-likelihood requests, the model sees raw text.
+    """
 
     def __init__(
         self, model: Any, tokenizer: Any, info: ModelInfo, batch_size: int | None = None, strategy: str = "auto"
@@ -256,12 +277,15 @@ class HFModel(BatchStreaming):
         info.details["generation_batch_size"] = self.generation_batch_size
         info.details["scoring"] = self.strategy
         info.details["deterministic"] = False
+        self.chat_template: chat_template.ChatTemplate | None = None
+        info.details.update(chat_template.details(None))
         if self.token_budget is not None:
             info.details["token_budget"] = self.token_budget
 
     def apply(self, options: ModelOptions) -> HFModel:
-        """The load-independent options: scoring strategy and deterministic mode (recorded in the model details)."""
+        """The load-independent options: scoring strategy, chat template, deterministic mode (recorded in the details)."""
         self.use_strategy(options.scoring)
+        self.use_chat_template(options.chat_template)
         if options.deterministic:
             import torch
 
@@ -280,6 +304,32 @@ class HFModel(BatchStreaming):
         self.strategy = self._pick_strategy(asked)
         self._packed_checked = False
         self.info.details["scoring"] = self.strategy
+
+    def use_chat_template(self, choice: str) -> None:
+        """Render generation prompts through ``choice`` (auto, none or a Jinja file's path) from now on.
+
+        ``auto`` is the tokenizer's own template, or raw prompts when it has none. The template is rendered once
+        here, so a broken one is a load error; it joins the cache identity (``variant``) only when applied,
+        and must be what :meth:`HFBackend.identify` predicted from the tokenizer's files.
+        """
+        template = chat_template.pick(choice, self._tokenizer_template)
+        if template is not None:
+            chat_template.check_renders(self.tokenizer, template)
+        self.chat_template = template
+        self.info.details.update(chat_template.details(template))
+        self.info.variant.pop("chat_template", None)
+        if template is not None:
+            self.info.variant.update(template.variant())
+
+    def _tokenizer_template(self) -> str | None:
+        """The loaded tokenizer's own template (its ``default`` when it names several)."""
+        return chat_template.default_of(getattr(self.tokenizer, "chat_template", None))
+
+    def prompt_text(self, prompt: str) -> str:
+        """The text a generation prompt feeds the model: as given, or one user turn through the chat template."""
+        if self.chat_template is None:
+            return prompt
+        return chat_template.render_or_fail(self.tokenizer, self.chat_template, prompt)
 
     def _pick_strategy(self, asked: str) -> scoring.Strategy:
         """``auto``: shared contexts on CPU (measured fastest there), packed rows on a GPU (one pass, context once)."""
@@ -388,6 +438,7 @@ class HFModel(BatchStreaming):
         return scoring.pad(rows, self.pad_id, left=left, width=width)
 
     def _encode(self, text: str) -> list[int]:
+        """Tokens of ``text`` with no special tokens added: a rendered chat template already holds its own BOS."""
         return list(self.tokenizer(text, add_special_tokens=False)["input_ids"])
 
     # -- log-likelihood ----------------------------------------------------------------------------
@@ -395,6 +446,8 @@ class HFModel(BatchStreaming):
     def loglikelihood_batches(self, requests: Sequence[LoglikelihoodRequest]) -> Iterator[list[tuple[int, LoglikelihoodResult]]]:
         """Results one batch at a time, so a cache can keep each batch the moment it is done.
 
+        Contexts and continuations are scored as raw text, never through the chat template: the multiple-choice,
+        calibration, ranking and language-modelling methods compare the probabilities of texts, as HELM does.
         Requests that share a context are scored together (the context is run once). Contexts are sorted by
         length and cut into batches of at most ``batch_size`` contexts and, when set, ``token_budget`` padded
         tokens. A batch that runs out of device memory is retried at half the size, and the smaller size is
@@ -537,15 +590,17 @@ class HFModel(BatchStreaming):
     def generate_batches(self, requests: Sequence[GenerationRequest]) -> Iterator[list[tuple[int, GenerationResult]]]:
         """Greedy generation in left-padded batches of similar prompt length, one batch at a time.
 
-        Prompt and answer must fit the window: the prompt is cut from the left (as HELM does) to leave room for
-        ``max_tokens``, which is itself capped at one token less than the window.
+        Each prompt is first rendered through the chat template when one applies (:meth:`prompt_text`: one user
+        message, the assistant's turn opened), then encoded without adding special tokens, so ``tokens_in``
+        counts the rendered text. Prompt and answer must fit the window: the prompt is cut from the left (as HELM
+        does) to leave room for ``max_tokens``, which is itself capped at one token less than the window.
         """
         groups: dict[tuple[int, tuple[str, ...], float, int], list[int]] = defaultdict(list)
         for index, request in enumerate(requests):
             groups[(request.max_tokens, request.stop, request.temperature, request.seed)].append(index)
         for (max_tokens, stop, temperature, seed), indices in groups.items():
             budget = min(max_tokens, self.max_length - 1)
-            encoded = {i: self._encode(requests[i].prompt) or [self.start_id] for i in indices}
+            encoded = {i: self._encode(self.prompt_text(requests[i].prompt)) or [self.start_id] for i in indices}
             prompts = {i: tokens[-(self.max_length - budget) :] for i, tokens in encoded.items()}
             order = sorted(indices, key=lambda i: (-len(prompts[i]), i))
             start = 0
