@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Build llama.cpp's C++ server (llama-server) from the source vendored in the llama-cpp-python sdist on PyPI,
 # for bench_concurrency.py: unlike llama-cpp-python's Python server, it decodes several requests at once
-# (--parallel slots, continuous batching). About 10 minutes on 2 cores; the result is cached.
+# (--parallel slots, continuous batching). Also llama-quantize, which writes a 16-bit copy of the embedded
+# GGUF for the benchmark. About 10 minutes on 2 cores; the result is cached.
 # usage: bash benchmarks/build_llama_server.sh   -> prints the binary's path
 set -euo pipefail
 version=0.3.36
@@ -15,7 +16,7 @@ source="$work/llama_cpp_python-$version/vendor/llama.cpp"
 cmake -S "$source" -B "$work/build" -DCMAKE_BUILD_TYPE=Release -DLLAMA_BUILD_SERVER=ON -DLLAMA_BUILD_TOOLS=ON \
     -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_CURL=OFF -DLLAMA_OPENSSL=OFF -DBUILD_SHARED_LIBS=OFF \
     -DCMAKE_INSTALL_PREFIX="$prefix" >&2
-cmake --build "$work/build" --target llama-server -j"$(nproc)" >&2
+cmake --build "$work/build" --target llama-server llama-quantize -j"$(nproc)" >&2
 mkdir -p "$prefix/bin"
-cp -a "$work/build/bin/llama-server" "$prefix/bin/"
+cp -a "$work/build/bin/llama-server" "$work/build/bin/llama-quantize" "$prefix/bin/"
 echo "$prefix/bin/llama-server"
