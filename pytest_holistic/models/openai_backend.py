@@ -265,6 +265,7 @@ class OpenAIModel(BatchStreaming):
             "max_tokens": request.max_tokens,
             "temperature": request.temperature,
             "seed": request.seed,
+            **self.capabilities.extras,
         }
         if self.capabilities.chat_logprobs:
             payload |= {"logprobs": True, "top_logprobs": 1}

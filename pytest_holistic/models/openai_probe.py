@@ -188,20 +188,22 @@ def probe(client: JsonClient, asked: str | None, endpoint: str) -> Capabilities:
         else:
             reason, shift = _echo_alignment(client, model, extras, generated)
             return Capabilities("completions", model, served, shift, reason, extras)
-    chat_logprobs = True
     request = {"model": model, "messages": [{"role": "user", "content": "Say yes."}], "max_tokens": 1, "temperature": 0}
-    try:
-        client.post("/chat/completions", {**request, "logprobs": True, "top_logprobs": 1})
-    except RequestRejected as error:
-        if error.status not in (400, 422):
-            raise ModelLoadError(f"{error}; the server serves neither /completions nor /chat/completions here") from None
-        client.post("/chat/completions", request)
-        chat_logprobs = False
+    attempts = (({"logprobs": True, "top_logprobs": 1}, dict(NEUTRAL_SAMPLING)), ({"logprobs": True, "top_logprobs": 1}, {}), ({}, {}))
+    for index, (logprobs, extras) in enumerate(attempts):  # the richest request the server accepts
+        try:
+            client.post("/chat/completions", {**request, **logprobs, **extras})
+            break
+        except RequestRejected as error:
+            if error.status not in (400, 422) or index == len(attempts) - 1:
+                raise ModelLoadError(f"{error}; the server serves neither /completions nor /chat/completions here") from None
+    chat_logprobs = bool(logprobs)
     return Capabilities(
         "chat",
         model,
         served,
         loglikelihood="the chat endpoint returns no prompt log-probabilities (serve /v1/completions with echo, as vLLM does)",
+        extras=extras,
         chat_logprobs=chat_logprobs,
     )
 
