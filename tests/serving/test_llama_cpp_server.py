@@ -26,9 +26,10 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 SCENARIOS = ("suites/core/test_boolq.py", "suites/core/test_mmlu.py")
-LOGPROB_TOLERANCE = 0.35
-"""Nats, for the summed log-probability of one identical greedy answer (a few tokens): the 4-bit matmuls move
-each token's value by a few hundredths here, the float32 dequantised copy by none."""
+LOGPROB_TOLERANCE = 0.2
+"""Nats, for the summed log-probability of one identical greedy answer (one to three tokens). Measured here:
+41 of 44 answers identical, gaps 0.028 on average and 0.097 at most (llama.cpp multiplies the 4-bit weights
+with 8-bit activations; the in-process copy is the same weights dequantised to float32)."""
 PROBE_COMPLETIONS = 2
 """Completion requests of the start-up probe (a short generation, then the same text echoed)."""
 AGREEMENT = 0.8
