@@ -121,7 +121,7 @@ def in_hub_cache(repo: str, revision: str | None) -> object:
     try:
         jinja = try_to_load_from_cache(repo, TEMPLATE_FILE, revision=revision)
         config = try_to_load_from_cache(repo, TOKENIZER_CONFIG, revision=revision)
-    except Exception:  # an invalid repo id: loading will say what is wrong
+    except Exception:  # noqa: BLE001 - an invalid repo id: loading will say what is wrong
         return _UNKNOWN
     if isinstance(jinja, str):
         return read_file(Path(jinja)) or None
@@ -154,7 +154,7 @@ def declared(spec: str, revision: str | None, trust_remote_code: bool = False) -
         tokenizer = transformers.AutoTokenizer.from_pretrained(
             spec, revision=revision, trust_remote_code=trust_remote_code, local_files_only=local_only
         )
-    except Exception as error:  # transformers raises OSError, ValueError...
+    except Exception as error:  # noqa: BLE001 - transformers raises OSError, ValueError...
         text = str(error).strip().splitlines()
         shown = text[0] if text else type(error).__name__
         raise ModelLoadError(f"could not read the tokenizer of {spec!r} for its chat template: {shown}") from None
@@ -177,7 +177,7 @@ def check_renders(tokenizer: Any, template: ChatTemplate) -> None:
     """Render a probe prompt once at load, so a broken template is one load error naming it (not one per item)."""
     try:
         render_prompt(tokenizer, template.text, PROBE)
-    except Exception as error:  # jinja2.TemplateError, or whatever the template raises
+    except Exception as error:  # noqa: BLE001 - jinja2.TemplateError, or whatever the template raises
         problem = describe(error)
     else:
         return
@@ -189,7 +189,7 @@ def render_or_fail(tokenizer: Any, template: ChatTemplate, prompt: str) -> str:
     """:func:`render_prompt`, with a template that raises on this prompt reported in one line."""
     try:
         return render_prompt(tokenizer, template.text, prompt)
-    except Exception as error:  # a template's raise_exception(), or a Jinja runtime error
+    except Exception as error:  # noqa: BLE001 - a template's raise_exception(), or a Jinja runtime error
         problem = describe(error)
     raise ModelOutputError(f"chat template {template.label} failed on a prompt: {problem}")
 

@@ -49,9 +49,7 @@ def parse_spec(spec: str) -> tuple[str, str | None]:
     url, _, name = rest.partition("#")
     if not re.match(r"^https?://[^/\s]+", url):
         shown = f"{SCHEME}:{shown_url(url)}" + (f"#{name}" if name else "")
-        raise ModelLoadError(
-            f"--model {shown!r}: give the server's base URL, e.g. openai:http://127.0.0.1:8000/v1#model-name"
-        )
+        raise ModelLoadError(f"--model {shown!r}: give the server's base URL, e.g. openai:http://127.0.0.1:8000/v1#model-name")
     return url.rstrip("/"), (name.strip() or None)
 
 

@@ -189,7 +189,11 @@ def probe(client: JsonClient, asked: str | None, endpoint: str) -> Capabilities:
             reason, shift = _echo_alignment(client, model, extras, generated)
             return Capabilities("completions", model, served, shift, reason, extras)
     request = {"model": model, "messages": [{"role": "user", "content": "Say yes."}], "max_tokens": 1, "temperature": 0}
-    attempts = (({"logprobs": True, "top_logprobs": 1}, dict(NEUTRAL_SAMPLING)), ({"logprobs": True, "top_logprobs": 1}, {}), ({}, {}))
+    attempts = (
+        ({"logprobs": True, "top_logprobs": 1}, dict(NEUTRAL_SAMPLING)),
+        ({"logprobs": True, "top_logprobs": 1}, {}),
+        ({}, {}),
+    )
     for index, (logprobs, extras) in enumerate(attempts):  # the richest request the server accepts
         try:
             client.post("/chat/completions", {**request, **logprobs, **extras})
@@ -241,16 +245,20 @@ def _echo_alignment(
         agreed += 1
     if agreed == 0:
         return (
-            f"its echoed tokens {[echoed.tokens[i] for i in span]} for the probe's continuation differ from the generated "
-            f"tokens {list(tokens)}",
+            (
+                f"its echoed tokens {[echoed.tokens[i] for i in span]} for the probe's continuation differ from the "
+                f"generated tokens {list(tokens)}"
+            ),
             0,
         )
     shift, gaps = best_shift([float(v) for v in values[:agreed]], echoed, span[:agreed])
     if shift is None:
         measured = ", ".join(f"shift {s:+d}: {gap:.2f}" for s, gap in sorted(gaps.items())) or "no comparable values"
         return (
-            f"its echoed prompt log-probabilities disagree with its own generation's for the same tokens "
-            f"(mean gap in nats per token, {measured}; tolerance {ALIGNMENT_TOLERANCE})",
+            (
+                "its echoed prompt log-probabilities disagree with its own generation's for the same tokens "
+                f"(mean gap in nats per token, {measured}; tolerance {ALIGNMENT_TOLERANCE})"
+            ),
             0,
         )
     return None, shift

@@ -72,7 +72,7 @@ class _Handler(BaseHTTPRequestHandler):
 
     do_GET = do_POST = _serve
 
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the base class's name
+    def log_message(self, format: str, *args: Any) -> None:
         pass
 
 

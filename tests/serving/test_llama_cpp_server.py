@@ -91,7 +91,9 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
 
 def _pytest(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:randomly", *args]
-    return subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=900, env={**os.environ, **(env or {})})
+    return subprocess.run(
+        command, check=False, cwd=ROOT, capture_output=True, text=True, timeout=900, env={**os.environ, **(env or {})}
+    )
 
 
 def _report(folder: Path) -> dict:
@@ -132,14 +134,18 @@ def test_server_answers_agree_with_the_transformers_backend_and_no_key_is_writte
     assert gaps and max(gaps) <= LOGPROB_TOLERANCE, sorted(gaps)[-5:]
 
     written = [path for path in (tmp_path / "served").rglob("*") if path.is_file()]
-    assert any(path.name == "report.json" for path in written) and any(path.suffix == ".sqlite" or "cache" in str(path) for path in written)
+    assert any(path.name == "report.json" for path in written) and any(
+        path.suffix == ".sqlite" or "cache" in str(path) for path in written
+    )
     for path in written:
         assert secret.encode() not in path.read_bytes(), f"the API key was written to {path}"
     assert secret not in served.stdout + served.stderr
 
 
 def test_a_scenario_needing_prompt_logprobs_fails_at_collection_in_one_line(server: Server, tmp_path: Path) -> None:
-    result = _pytest("suites/core/test_hellaswag.py", "--model", f"openai:{server.url}#smollm2", "--holistic-report-dir", str(tmp_path))
+    result = _pytest(
+        "suites/core/test_hellaswag.py", "--model", f"openai:{server.url}#smollm2", "--holistic-report-dir", str(tmp_path)
+    )
     assert result.returncode == 2, result.stdout[-2000:]
     lines = [line for line in result.stdout.splitlines() if "scores log-likelihoods" in line]
     assert len(lines) == 1 and "hellaswag" in lines[0] and "echoed prompt log-probabilities" in lines[0], result.stdout[-2000:]
