@@ -125,8 +125,8 @@ def add_options(parser: pytest.Parser) -> None:
         dest="holistic_chat_template",
         default=None,
         metavar="auto|none|PATH",
-        help="prompts through a chat template: auto (default: the tokenizer's, raw prompts for models without one), "
-        "none (HELM's raw prompts), or a Jinja template file",
+        help="generation prompts through a chat template: none (default: HELM's raw prompts), auto (the tokenizer's "
+        "own, raw prompts for models without one), or a Jinja template file",
     )
     group.addoption(
         "--holistic-api-key-env",
@@ -245,7 +245,7 @@ def add_options(parser: pytest.Parser) -> None:
     parser.addini("holistic_gates", "scenario-level thresholds, one per line", type="linelist", default=[])
     parser.addini("holistic_report_dir", "report folder, relative to the ini file (default: ./reports)", default="")
     parser.addini("holistic_source", "local, hub or auto", default="local")
-    parser.addini("holistic_chat_template", "auto, none or a Jinja chat template file (relative to the ini file)", default="auto")
+    parser.addini("holistic_chat_template", "auto, none or a Jinja chat template file (relative to the ini file)", default="none")
     parser.addini("holistic_data_dir", "local copies of hub datasets (DIR/org/name/), relative to the ini file", default="")
     parser.addini("holistic_batch_size", "contexts or prompts per forward pass, or auto", default="auto")
     parser.addini("holistic_cache_dir", "response cache folder, relative to the ini file", default="")
@@ -487,7 +487,7 @@ def _model_spec(config: pytest.Config) -> str:
 def _chat_template(config: pytest.Config) -> str:
     """auto, none, or the absolute path of a readable template file (a missing file is named now, not per item)."""
     picked = _pick(config, config.option.holistic_chat_template, "--holistic-chat-template", "holistic_chat_template")
-    text = str(picked.value).strip() or "auto"
+    text = str(picked.value).strip() or "none"
     if text in ("auto", "none"):
         return text
     path = Path(text).expanduser()

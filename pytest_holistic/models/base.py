@@ -24,7 +24,7 @@ class ModelOptions:
     trust_remote_code: bool = False
     scoring: str = "auto"  # log-likelihood strategy of the transformers backend (see models/scoring.py)
     deterministic: bool = False  # float32 without TF32, so scores do not depend on batching
-    chat_template: str = "auto"  # auto (the tokenizer's, if it has one), none (raw prompts), or a Jinja file's path
+    chat_template: str = "none"  # none (HELM's raw prompts), auto (the tokenizer's, if it has one), or a Jinja file's path
     api_key_env: str = "OPENAI_API_KEY"  # environment variable holding a served model's API key (never its value)
     api_endpoint: str = "auto"  # served models: auto (completions, else chat), completions or chat
     concurrency: int = 8  # served models: requests in flight at once, per process
