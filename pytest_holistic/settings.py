@@ -501,8 +501,8 @@ def _chat_template(config: pytest.Config) -> str:
 def _env_name(value: str | None) -> str:
     name = (value or "OPENAI_API_KEY").strip()
     if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
-        raise UserError(
-            f"--holistic-api-key-env = {name!r} is not an environment variable's name; give the name (OPENAI_API_KEY), never the key"
+        raise UserError(  # the value is not shown: it may be the key itself
+            "--holistic-api-key-env is not an environment variable's name; give the name (OPENAI_API_KEY), never the key"
         )
     return name
 

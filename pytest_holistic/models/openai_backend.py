@@ -217,8 +217,7 @@ class OpenAIModel(BatchStreaming):
             raise first
 
     def generate_batches(self, requests: Sequence[GenerationRequest]) -> Iterator[list[tuple[int, GenerationResult]]]:
-        generate = self._chat if self.capabilities.endpoint == "chat" else self._complete
-        return self._stream(requests, generate)
+        return self._stream(requests, self._generate)
 
     def loglikelihood_batches(self, requests: Sequence[LoglikelihoodRequest]) -> Iterator[list[tuple[int, LoglikelihoodResult]]]:
         if self.capabilities.loglikelihood is not None:
@@ -229,54 +228,36 @@ class OpenAIModel(BatchStreaming):
 
     # -- one request each ---------------------------------------------------------------------------
 
-    def _complete(self, request: GenerationRequest) -> GenerationResult:
+    def _generate(self, request: GenerationRequest) -> GenerationResult:
+        """One greedy generation through the probed endpoint; the text is cut at the first stop sequence here too."""
         if request.max_tokens <= 0:
             return GenerationResult("")
+        chat = self.capabilities.endpoint == "chat"
         stop = [s for s in request.stop if s]
         payload: dict[str, Any] = {
             "model": self.capabilities.model,
-            "prompt": request.prompt,
-            "max_tokens": request.max_tokens,
-            "temperature": request.temperature,
-            "seed": request.seed,
-            "logprobs": 1,
-            **self.capabilities.extras,
-        }
-        if stop:
-            payload["stop"] = stop[:MAX_STOP_SEQUENCES]
-        started = time.perf_counter()
-        answer = self.client.post("/completions", payload)
-        seconds = time.perf_counter() - started
-        choice = _first(answer, "completion")
-        tokens, values = generated_tokens(choice.get("logprobs"))
-        text, kept = cut_at_stop(str(choice.get("text") or ""), tokens, stop)
-        logprobs = tuple(_finite(v, "completion") for v in values[:kept])
-        return GenerationResult(text, logprobs, _prompt_tokens(answer), seconds)
-
-    def _chat(self, request: GenerationRequest) -> GenerationResult:
-        if request.max_tokens <= 0:
-            return GenerationResult("")
-        stop = [s for s in request.stop if s]
-        payload: dict[str, Any] = {
-            "model": self.capabilities.model,
-            "messages": [{"role": "user", "content": request.prompt}],
             "max_tokens": request.max_tokens,
             "temperature": request.temperature,
             "seed": request.seed,
             **self.capabilities.extras,
         }
-        if self.capabilities.chat_logprobs:
-            payload |= {"logprobs": True, "top_logprobs": 1}
+        if chat:
+            payload["messages"] = [{"role": "user", "content": request.prompt}]
+            if self.capabilities.chat_logprobs:
+                payload |= {"logprobs": True, "top_logprobs": 1}
+        else:
+            payload |= {"prompt": request.prompt, "logprobs": 1}
         if stop:
             payload["stop"] = stop[:MAX_STOP_SEQUENCES]
+        where = "chat completion" if chat else "completion"
         started = time.perf_counter()
-        answer = self.client.post("/chat/completions", payload)
+        answer = self.client.post("/chat/completions" if chat else "/completions", payload)
         seconds = time.perf_counter() - started
-        choice = _first(answer, "chat completion")
-        message = choice.get("message") or {}
+        choice = _first(answer, where)
+        written = (choice.get("message") or {}).get("content") if chat else choice.get("text")
         tokens, values = generated_tokens(choice.get("logprobs"))
-        text, kept = cut_at_stop(str(message.get("content") or ""), tokens, stop)
-        logprobs = tuple(_finite(value, "chat completion") for value in values[:kept])
+        text, kept = cut_at_stop(str(written or ""), tokens, stop)
+        logprobs = tuple(_finite(value, where) for value in values[:kept])
         return GenerationResult(text, logprobs, _prompt_tokens(answer), seconds)
 
     def _score(self, request: LoglikelihoodRequest) -> LoglikelihoodResult:

@@ -104,15 +104,22 @@ def _checked(candidate: object, origin: str) -> Backend:
 
 
 def check_model_spec(spec: str, options: ModelOptions) -> None:
-    """Check at start-up what can be checked without loading: a scripted model's whole file.
+    """Check at start-up what can be checked without loading: a scripted model's whole file, a served model's URL.
 
     Other specs are checked when first used (a warm rerun never loads the model); a plugin registering the
     ``scripted`` scheme itself takes it over, so its file is left to that plugin.
     """
-    if scheme_of(spec) == "scripted" and "scripted" not in _entry_point_schemes():
+    scheme = scheme_of(spec)
+    if scheme in ("scripted", "openai") and scheme in _entry_point_schemes():
+        return
+    if scheme == "scripted":
         from .scripted import ScriptedBackend
 
         ScriptedBackend.from_spec(spec, options).check()
+    elif scheme == "openai":
+        from .openai_backend import parse_spec
+
+        parse_spec(spec)  # a malformed URL is a usage error now; the server itself is asked on first use
 
 
 def resolve_backend(spec: str, options: ModelOptions, provided: object | None = None) -> Backend:
