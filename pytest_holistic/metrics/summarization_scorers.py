@@ -435,8 +435,13 @@ def nltk_wordnet() -> Any:
 
     if wordnet_unavailable() is not None:
         raise ScorerUnavailable(
-            "METEOR needs WordNet 3.0: install Debian's wordnet-base (apt-get install wordnet-base) "
-            "or set WNSEARCHDIR to a WordNet dict folder"
+            "METEOR needs WordNet 3.0: install Debian's wordnet-base and wordnet-sense-index "
+            "(apt-get install wordnet-base wordnet-sense-index) or set WNSEARCHDIR to a WordNet dict folder"
+        )
+    if not (_wordnet_folder() / "index.sense").is_file():  # nltk >= 3.10 reads the sense index when it opens WordNet
+        raise ScorerUnavailable(
+            f"METEOR needs WordNet's sense index, which {_wordnet_folder()} lacks: install Debian's wordnet-sense-index "
+            "(apt-get install wordnet-sense-index) or set WNSEARCHDIR to a WordNet dict folder that has index.sense"
         )
     try:
         data = _wordnet_layout(_wordnet_folder(), cache_root())
