@@ -14,17 +14,17 @@ once instead of growing an if-chain per method. Sources of the layouts (facts on
   into pieces of ``chunk_words`` words, each scored given all the text before it, which the backend cuts from
   the left to fit its window, so no token is scored twice and each sees as much context as fits.
 - ``ranking``: HELM ``ranking_binary`` (``binary_ranking_adapter.py``, run spec ``get_msmarco_spec``,
-  ``ranking_metrics.py``): per passage the block ``Passage: {passage}\\nQuery: {query}\\nDoes the passage answer
-  the query?\\nAnswer:``; few-shot examples give one relevant and one non-relevant passage of a training query
-  each (HELM's ``max_train_instances=4``: two queries). HELM ranks passages answered ``Yes`` first by that
-  answer's log-probability (highest first), then those answered ``No`` (lowest log-probability first), then the
-  rest. Scored here: the log-probabilities of `` Yes`` and `` No`` and whether each is the greedy continuation.
+  ``ranking_metrics.py``): per passage the block ``reference_prefix + passage + reference_suffix + input_prefix +
+  query + input_suffix + output_prefix`` (``Passage: ...\\nQuery: ...\\nDoes the passage answer the query?\\nAnswer:``);
+  an in-context example is a training query with each of its passages answered Yes or No, in order (HELM's
+  ``max_train_instances=4``: two queries, which its scenario gives one relevant and one non-relevant passage).
+  HELM ranks passages answered ``Yes`` first by that answer's log-probability (highest first), then those
+  answered ``No`` (lowest log-probability first), then the rest. Scored here: the log-probabilities of `` Yes`` and `` No`` and whether each is the greedy continuation.
 """
 
 from __future__ import annotations
 
 import math
-import random
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
@@ -55,8 +55,8 @@ class ScoringMethod(Protocol):
 
 
 def spaced(prompt: str, text: str) -> str:
-    """An option as a continuation: one space after the prompt unless it ends a line (as multiple_choice_separate)."""
-    return ("" if not prompt or prompt.endswith("\n") else " ") + text.strip()
+    """An answer as a continuation: one space after the prompt unless it is empty or ends a line."""
+    return ("" if not prompt or prompt.endswith("\n") else " ") + text
 
 
 def softmax_max(scores: Sequence[float], best: int) -> float:
@@ -89,21 +89,17 @@ class Calibrated:
             raise UserError(f"instance {instance.id!r} has no options; multiple_choice_calibrated needs references to score")
 
     def example_block(self, example: Instance) -> str:
-        return self.adapter._example_block(example)
-
-    def calibration_prompt(self, instance: Instance) -> str:
-        """HELM's calibration prompt: instructions, no examples, the instance's block with the input ``Answer:``."""
-        adapter = self.adapter
-        return adapter.prompt(adapter.question(replace(instance, input=CALIBRATION_INPUT)), examples=False)
+        return self.adapter.answered_block(example, self.adapter.answer(example))
 
     def plan(self, instance: Instance) -> Plan:
-        prompt = self.adapter.prompt(self.adapter.question(instance))
-        calibration = self.calibration_prompt(instance)
+        """Per option the original request, then HELM's calibration request: instructions, no examples, input ``Answer:``."""
+        adapter = self.adapter
+        calibration = replace(instance, input=CALIBRATION_INPUT)
         requests: list[LoglikelihoodRequest] = []
         for text in instance.choices:
-            requests.append(LoglikelihoodRequest(prompt, spaced(prompt, text)))
-            requests.append(LoglikelihoodRequest(calibration, spaced(calibration, text)))
-        return Plan(prompt, loglikelihood=tuple(requests))
+            requests.append(adapter.scored_option(instance, text))
+            requests.append(adapter.scored_option(calibration, text, examples=False))
+        return Plan(requests[0].context, loglikelihood=tuple(requests))
 
     def interpret(self, instance: Instance, plan: Plan, scored: Sequence[LoglikelihoodResult]) -> Completion:
         _expect(instance, scored, 2 * len(instance.references), "multiple_choice_calibrated")
@@ -176,11 +172,6 @@ class LanguageModeling:
         )
 
 
-def is_relevant(instance: Instance, index: int) -> bool:
-    """A passage counts as relevant for few-shot labels and binary metrics when it is tagged correct (HELM's gold)."""
-    return instance.references[index].correct
-
-
 class Ranking:
     """``ranking``: one Yes/No question per (query, passage); passages ordered by HELM's binary-ranking key."""
 
@@ -191,24 +182,22 @@ class Ranking:
         if not instance.references:
             raise UserError(f"instance {instance.id!r} has no passages; ranking needs the candidate passages as references")
 
-    def block(self, instance: Instance, passage: str) -> str:
-        return f"Passage: {passage}\n" + self.adapter.question(instance)
+    def block(self, instance: Instance, passage: str, label: str | None = None) -> str:
+        """HELM's binary-ranking block: the passage, the query, the question, and ``label`` or the open answer."""
+        spec = self.adapter.spec
+        head = f"{spec.reference_prefix}{passage}{spec.reference_suffix}{spec.input_prefix}{instance.input}{spec.input_suffix}"
+        if label is None:
+            return head + spec.output_prefix.rstrip()
+        return f"{head}{spec.output_prefix}{label}{spec.output_suffix}"
 
     def example_block(self, example: Instance) -> str:
-        """A training query's most relevant passage (``Yes``) and its first non-relevant one (``No``), in seeded order."""
-        spec = self.adapter.spec
-        relevant = [k for k in range(len(example.references)) if is_relevant(example, k)]
-        others = [k for k in range(len(example.references)) if not is_relevant(example, k)]
-        best = max(relevant, key=lambda k: (example.references[k].gain, -k))
-        pair = [(best, RELEVANT), (others[0], NOT_RELEVANT)]
-        random.Random(f"{example.id}:{spec.seed}").shuffle(pair)
-        return "".join(
-            self.block(example, example.references[k].text) + label + spec.output_suffix + spec.instance_separator
-            for k, label in pair
+        """A training query with every one of its passages, in order, answered Yes or No (HELM shows them all)."""
+        return self.adapter.spec.instance_prefix.join(
+            self.block(example, reference.text, RELEVANT if reference.correct else NOT_RELEVANT) for reference in example.references
         )
 
     def plan(self, instance: Instance) -> Plan:
-        prompts = [self.adapter.prompt(self.block(instance, passage)) for passage in instance.choices]
+        prompts = [self.adapter.prompt(instance, self.block(instance, passage)) for passage in instance.choices]
         requests: list[LoglikelihoodRequest] = []
         for prompt in prompts:
             requests.append(LoglikelihoodRequest(prompt, spaced(prompt, RELEVANT)))

@@ -7,7 +7,7 @@ from collections import Counter
 
 import pytest
 
-from pytest_holistic.adaptation import LETTERS, METHODS, Adapter, AdapterSpec, Completion, make_spec, select_examples
+from pytest_holistic.adaptation import METHODS, Adapter, AdapterSpec, Completion, make_spec, option_labels, select_examples
 from pytest_holistic.errors import InternalError, UserError
 from pytest_holistic.metrics import exact_match, quasi_exact_match
 from pytest_holistic.models import ScriptedModel
@@ -37,7 +37,9 @@ def test_generation_defaults() -> None:
     assert spec.input_suffix == "\n"
     assert spec.output_prefix == "Answer: "
     assert spec.output_suffix == "\n"
-    assert spec.instance_separator == "\n"
+    assert spec.instance_prefix == "\n"
+    assert (spec.global_prefix, spec.global_suffix, spec.reference_prefix, spec.reference_suffix) == ("", "", "A. ", "\n")
+    assert (spec.sample_train, spec.multi_label, spec.per_group) == (True, False, False)
     assert spec.max_train_instances == 5
     assert spec.max_tokens == 32
     assert spec.stop == ("\n",)
@@ -83,45 +85,53 @@ def yes_no_train(yes: int, no: int) -> list[Instance]:
     ]
 
 
-def test_select_examples_is_deterministic_and_order_independent() -> None:
+def test_select_examples_is_deterministic() -> None:
     train = yes_no_train(6, 6)
-    first = select_examples(train, 4, seed=0, scenario="boolq")
-    assert first == select_examples(train, 4, seed=0, scenario="boolq")
-    # workers may see the train split in another order: same examples
-    assert first == select_examples(list(reversed(train)), 4, seed=0, scenario="boolq")
+    first = select_examples(train, 4, seed=0)
+    assert first == select_examples(train, 4, seed=0)
     assert len(first) == 4
     assert len({i.id for i in first}) == 4
     # the input list is left untouched
     assert train == yes_no_train(6, 6)
 
 
-def test_select_examples_depends_on_seed_and_scenario() -> None:
+def test_select_examples_depends_on_seed_and_on_the_datasets_order_as_helms() -> None:
     train = yes_no_train(6, 6)
-    by_seed = {tuple(i.id for i in select_examples(train, 4, seed=seed, scenario="boolq")) for seed in range(6)}
+    by_seed = {tuple(i.id for i in select_examples(train, 4, seed=seed)) for seed in range(6)}
     assert len(by_seed) > 1
-    by_name = {tuple(i.id for i in select_examples(train, 4, seed=0, scenario=name)) for name in ("a", "b", "c", "d", "e")}
-    assert len(by_name) > 1
+    # HELM draws positions in the training list, so the dataset's order matters (every worker reads the same order)
+    orders = {tuple(i.id for i in select_examples(list(reversed(train)), 4, seed=0)), tuple(i.id for i in select_examples(train, 4, seed=0))}
+    assert len(orders) == 2
+
+
+def test_select_examples_without_sampling_takes_consecutive_runs() -> None:
+    train = yes_no_train(3, 3)
+    assert [i.id for i in select_examples(train, 2, seed=0, sample_train=False)] == ["y0", "y1"]
+    assert [i.id for i in select_examples(train, 2, seed=1, sample_train=False)] == ["y2", "n0"]
 
 
 def test_select_examples_balances_labels() -> None:
     # 6 Yes + 6 No, 4 examples: round-robin over the two groups -> 2 of each
     for seed in range(5):
-        chosen = select_examples(yes_no_train(6, 6), 4, seed=seed, scenario="boolq")
+        chosen = select_examples(yes_no_train(6, 6), 4, seed=seed)
         assert Counter(i.correct_references[0] for i in chosen) == {"Yes": 2, "No": 2}
 
 
 def test_select_examples_with_unbalanced_labels() -> None:
     # 8 Yes + 2 No, 6 examples: rounds give (Yes, No), (Yes, No), (Yes), (Yes) -> 4 Yes, 2 No
-    chosen = select_examples(yes_no_train(8, 2), 6, seed=1, scenario="boolq")
+    chosen = select_examples(yes_no_train(8, 2), 6, seed=1)
     assert Counter(i.correct_references[0] for i in chosen) == {"Yes": 4, "No": 2}
 
 
 def test_select_examples_edge_counts() -> None:
     train = yes_no_train(2, 1)
-    assert select_examples(train, 0, seed=0, scenario="s") == ()
-    assert select_examples([], 5, seed=0, scenario="s") == ()
+    assert select_examples(train, 0, seed=0) == ()
+    assert select_examples([], 5, seed=0) == ()
     # asking for more than there are gives all of them, once each
-    assert sorted(i.id for i in select_examples(train, 10, seed=0, scenario="s")) == ["n0", "y0", "y1"]
+    assert sorted(i.id for i in select_examples(train, 10, seed=0)) == ["n0", "y0", "y1"]
+    # instances without a correct reference fill what the labelled ones leave (HELM's rule)
+    unlabelled = [Instance("u0", "?", [Reference("x", False)], split="train")]
+    assert sorted(i.id for i in select_examples(train + unlabelled, 4, seed=0)) == ["n0", "u0", "y0", "y1"]
 
 
 # -- Adapter.plan -----------------------------------------------------------------------------------
@@ -133,7 +143,7 @@ ADD_3 = Instance("e2", "3+3?", ["6"], split="train")
 def test_generation_prompt_with_examples() -> None:
     adapter = Adapter(make_spec("generation"), [ADD_2, ADD_3])
     plan = adapter.plan(Instance("q", "1+1?", ["2"]))
-    # each example: input + "\n" + "Answer: " + answer + "\n" (output suffix) + "\n" (separator)
+    # blocks joined by the instance prefix "\n"; each example: input + "\n" + "Answer: " + answer + "\n" (output suffix)
     assert plan.prompt == "2+2?\nAnswer: 4\n\n3+3?\nAnswer: 6\n\n1+1?\nAnswer:"
     assert plan.prompt.endswith("Answer:")
     assert plan.generation == GenerationRequest(plan.prompt, 32, ("\n",), 0.0, 0)
@@ -143,8 +153,21 @@ def test_generation_prompt_with_examples() -> None:
 def test_generation_prompt_with_instructions_and_no_examples() -> None:
     adapter = Adapter(make_spec("generation", instructions="Do the sum.", seed=3, max_tokens=4), [])
     plan = adapter.plan(Instance("q", "1+1?", ["2"]))
-    assert plan.prompt == "Do the sum.\n1+1?\nAnswer:"
-    assert plan.generation == GenerationRequest("Do the sum.\n1+1?\nAnswer:", 4, ("\n",), 0.0, 3)
+    # HELM's run specs end the instructions with a newline, and the instance prefix leaves a blank line after them
+    assert plan.prompt == "Do the sum.\n\n1+1?\nAnswer:"
+    assert plan.generation == GenerationRequest("Do the sum.\n\n1+1?\nAnswer:", 4, ("\n",), 0.0, 3)
+
+
+def test_output_prefix_is_right_stripped_where_the_model_answers() -> None:
+    spec = make_spec("generation", output_prefix="Summarize the above article in 1 sentence.\n", max_train_instances=1)
+    plan = Adapter(spec, [ADD_2]).plan(Instance("q", "1+1?", ["2"]))
+    assert plan.prompt == "2+2?\nSummarize the above article in 1 sentence.\n4\n\n1+1?\nSummarize the above article in 1 sentence."
+
+
+def test_global_prefix_suffix_and_instance_prefix() -> None:
+    spec = make_spec("generation", global_prefix="<s>", global_suffix="</s>", instance_prefix="---\n", instructions="Add.")
+    plan = Adapter(spec, [ADD_2]).plan(Instance("q", "1+1?", ["2"]))
+    assert plan.prompt == "<s>Add.\n---\n2+2?\nAnswer: 4\n---\n1+1?\nAnswer:</s>"
 
 
 SKY = Instance.multiple_choice("e1", "Sky colour?", ["green", "blue"], 1, split="train")
@@ -160,20 +183,23 @@ def test_joint_prompt_letters_the_options() -> None:
     assert plan.generation.max_tokens == 1
 
 
-def test_joint_needs_at_least_two_options() -> None:
+def test_joint_labels_count_up_from_the_reference_prefix() -> None:
     adapter = Adapter(make_spec("multiple_choice_joint"), [])
-    with pytest.raises(UserError, match="1 options"):
-        adapter.plan(Instance.multiple_choice("one", "Q", ["only"], 0))
-    assert len(LETTERS) == 26
-    # 26 options is the most there are letters for: A. ... Z.
-    plan = adapter.plan(Instance.multiple_choice("full", "Q", [f"o{k}" for k in range(26)], 0))
-    assert plan.prompt.endswith("Z. o25\nAnswer:")
+    plan = adapter.plan(Instance.multiple_choice("one", "Q", [" spaced ", "x"], 0))
+    assert plan.prompt == "Question: Q\nA.  spaced \nB. x\nAnswer:"  # options as given: no strip, no added space
+    # past Z the character code goes on, as HELM's does
+    plan = adapter.plan(Instance.multiple_choice("many", "Q", [f"o{k}" for k in range(27)], 0))
+    assert plan.prompt.endswith("Z. o25\n[. o26\nAnswer:")
+    numbered = Adapter(make_spec("multiple_choice_joint", reference_prefix="(1) "), [SKY]).plan(SUM)
+    assert numbered.prompt.startswith("Question: Sky colour?\n(1) green\n(2) blue\nAnswer: 2\n\n")
+    assert option_labels("Option A. ", 2) == ("O", "P")  # the first letter or digit, whatever it is
 
 
-def test_joint_with_more_than_26_options_is_a_user_error() -> None:
-    adapter = Adapter(make_spec("multiple_choice_joint"), [])
-    with pytest.raises(UserError, match="27 options"):
-        adapter.plan(Instance.multiple_choice("many", "Q", [f"o{k}" for k in range(27)], 0))
+def test_joint_needs_options_and_a_prefix_that_can_number_them() -> None:
+    with pytest.raises(UserError, match="no options"):
+        Adapter(make_spec("multiple_choice_joint"), []).plan(Instance("none", "Q"))
+    with pytest.raises(UserError, match="no letter or digit"):
+        Adapter(make_spec("multiple_choice_joint", reference_prefix="- "), [])
 
 
 def test_separate_prompt_scores_each_option() -> None:
@@ -181,10 +207,10 @@ def test_separate_prompt_scores_each_option() -> None:
     plan = Adapter(make_spec("multiple_choice_separate"), []).plan(question)
     assert plan.prompt == "Is the sky blue?\nAnswer:"
     assert plan.generation is None
-    # one request per option, continuation = " " + stripped option
+    # one request per option, written where HELM writes it: after the output prefix, as given; its space moves along
     assert plan.loglikelihood == (
         LoglikelihoodRequest("Is the sky blue?\nAnswer:", " Yes"),
-        LoglikelihoodRequest("Is the sky blue?\nAnswer:", " No"),
+        LoglikelihoodRequest("Is the sky blue?\nAnswer:", "  No "),
     )
 
 
@@ -200,6 +226,19 @@ def test_separate_examples_use_the_answer_text() -> None:
     question = Instance.multiple_choice("q", "Is the sky blue?", ["Yes", "No"], 0)
     plan = Adapter(make_spec("multiple_choice_separate"), [example]).plan(question)
     assert plan.prompt == "Is grass green?\nAnswer: Yes\n\nIs the sky blue?\nAnswer:"
+
+
+def test_separate_takes_the_best_log_probability_per_token() -> None:
+    # HELM's "original" method: -3 over 3 tokens beats -2 over 1 token
+    adapter = Adapter(make_spec("multiple_choice_separate"), [])
+    plan = adapter.plan(YES_NO)
+    scored = [LoglikelihoodResult(-3.0, tokens_scored=3), LoglikelihoodResult(-2.0, tokens_scored=1)]
+    completion = adapter.interpret(YES_NO, plan, None, scored)
+    assert completion.predicted_index == 0
+    assert completion.choice_scores == (-1.0, -2.0)
+    assert completion.logprob == -3.0
+    # the softmax of the per-token scores at the chosen option: 1 / (1 + e^-1) = 0.731059
+    assert completion.probability == pytest.approx(0.731059, abs=1e-6)
 
 
 def test_separate_needs_options() -> None:
@@ -287,7 +326,7 @@ def test_joint_reads_the_letter() -> None:
     assert completion.gold == ("B",)
     assert completion.choices == ("A", "B", "C", "D")
     assert completion.correct is True
-    # probability of the first generated token: e^-0.5 = 0.606531
+    # probability of what was generated (one token): e^-0.5 = 0.606531
     assert completion.probability == pytest.approx(0.606531, abs=1e-6)
     assert completion.tokens_in == 12
     assert completion.tokens_out == 1
@@ -296,7 +335,8 @@ def test_joint_reads_the_letter() -> None:
 
 @pytest.mark.parametrize(
     ("text", "index"),
-    [("A", 0), ("(C)", 2), ("D.", 3), ("B) 4", 1), ("E", None), ("Because", None), ("b", None), ("", None), ("4", None)],
+    # HELM maps the stripped answer through {label: option}: only a label itself is an option
+    [("A", 0), (" D\n", 3), ("(C)", None), ("D.", None), ("B) 4", None), ("E", None), ("Because", None), ("b", None), ("", None)],
 )
 def test_joint_letter_parsing(text: str, index: int | None) -> None:
     completion = joint(text)
