@@ -9,12 +9,22 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from . import metrics as metric_registry
-from .adaptation import COLUMNS, METHODS, SPEC_KEYS, Adapter, AdapterSpec, example_pool, make_spec, select_examples
+from .adaptation import (
+    COLUMNS,
+    GROUP_PLACEHOLDER,
+    METHODS,
+    RENAMED_KEYS,
+    SPEC_KEYS,
+    Adapter,
+    AdapterSpec,
+    examples_by_group,
+    make_spec,
+)
 from .errors import UserError
 from .gates import Gate, parse_gate
 from .metrics import CALIBRATION, MetricInfo, ScoredMetric, ScoresOf
@@ -25,7 +35,9 @@ from .report.records import RunInfo
 from .scenarios.instance import Instance
 from .scenarios.scenario import LoadedScenario, Scenario, subsample
 
-RUN_KEYS = frozenset({"scenario", "adapter", "metrics", "gates", "split", "max_instances", "perturbations"})
+RUN_KEYS = frozenset(
+    {"scenario", "adapter", "metrics", "gates", "split", "max_instances", "perturbations", "local_max_train_instances"}
+)
 MARKER_KEYS = RUN_KEYS | SPEC_KEYS
 DEFAULT_METRICS: Mapping[str, tuple[str, ...]] = {
     "generation": ("exact_match", "quasi_exact_match", "prefix_exact_match", "f1_score"),
@@ -61,6 +73,8 @@ class RunSpec:
     metric_plan: MetricPlan
     gates: tuple[Gate, ...]
     variants: Variants = field(default_factory=lambda: Variants())
+    edition: str | None = None
+    """How the run departs from HELM's settings (the offline edition's fewer in-context examples), or None."""
     info: RunInfo = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -103,6 +117,7 @@ class RunSpec:
             perturbations=tuple(perturbation.describe() for perturbation in self.variants.perturbations),
             unchanged=self.variants.unchanged,
             perturbation_skips=self.variants.skipped,
+            edition=self.edition,
         )
 
 
@@ -223,6 +238,12 @@ def build_run(
     ``data_dir`` holds local copies of hub datasets (``--holistic-data-dir``).
     """
     unknown = sorted(set(kwargs) - MARKER_KEYS)
+    renamed = [name for name in unknown if name in RENAMED_KEYS]
+    if renamed:
+        raise UserError(
+            f"@pytest.mark.holistic on {key}: {renamed[0]}= is now {RENAMED_KEYS[renamed[0]]}= (HELM's name), which comes "
+            f"before every block after the first instead of after each example; write {RENAMED_KEYS[renamed[0]]}=..."
+        )
     if unknown:
         raise UserError(
             f"@pytest.mark.holistic on {key} got unknown key(s) {', '.join(map(repr, unknown))}; "
@@ -254,8 +275,12 @@ def build_run(
         raise UserError(f"scenario {scenario.name!r} has no instances in split {split!r}; choose split= or add instances")
     limit = kwargs.get("max_instances", max_instances)
     instances = subsample(instances, limit, spec.seed)
-    count, pool = example_pool(spec, loaded.split(scenario.train_split))
-    examples = select_examples(pool, count, spec.seed, scenario.name)
+    if GROUP_PLACEHOLDER in spec.instructions and (nameless := next((i for i in instances if i.group is None), None)):
+        raise UserError(
+            f"@pytest.mark.holistic on {key}: the instructions mention {GROUP_PLACEHOLDER} but instance {nameless.id!r} has "
+            "no group; give the scenario's Fields a group= column or drop the placeholder"
+        )
+    adapter, edition = make_adapter(spec, kwargs.get("local_max_train_instances"), loaded.split(scenario.train_split), loaded.source)
     asked = kwargs.get("perturbations", ())
     names = () if asked is False else (*_names(asked, "perturbations", key), *perturb)
     try:
@@ -274,10 +299,45 @@ def build_run(
     variants = make_variants(instances, perturbations)
     if asked is False and perturb:  # say why --holistic-perturb left this run alone
         variants = Variants(skipped=(f"{', '.join(perturb)} not applied: its marker says perturbations=False",))
-    return RunSpec(key, scenario, loaded, instances, Adapter(spec, examples), metric_plan, gates, variants)
+    return RunSpec(key, scenario, loaded, instances, adapter, metric_plan, gates, variants, edition)
 
 
-_TEXT_KEYS = frozenset({"instructions", "input_prefix", "input_suffix", "output_prefix", "output_suffix", "instance_separator"})
+def make_adapter(
+    spec: AdapterSpec, local_shots: int | None, train: tuple[Instance, ...], source: str
+) -> tuple[Adapter, str | None]:
+    """The run's adapter and edition: HELM's prompt layout, in-context examples drawn from ``train`` as HELM draws them."""
+    spec, edition = _edition(spec, local_shots, source)
+    return Adapter(spec, examples_by_group(spec, train)), edition
+
+
+def _edition(spec: AdapterSpec, local_shots: int | None, source: str) -> tuple[AdapterSpec, str | None]:
+    """The spec a run uses and its edition: on the shipped data, ``local_max_train_instances`` replaces HELM's count.
+
+    The offline editions of long-passage scenarios keep fewer in-context examples so a CPU run stays short; the
+    run then says so in its name, so its numbers are never set beside HELM's.
+    """
+    if source != "local" or local_shots is None or local_shots == spec.max_train_instances:
+        return spec, None
+    return replace(spec, max_train_instances=local_shots), (
+        f"offline edition: {local_shots} of HELM's {spec.max_train_instances} in-context examples"
+    )
+
+
+_TEXT_KEYS = frozenset(
+    {
+        "instructions",
+        "global_prefix",
+        "global_suffix",
+        "input_prefix",
+        "input_suffix",
+        "reference_prefix",
+        "reference_suffix",
+        "output_prefix",
+        "output_suffix",
+        "instance_prefix",
+    }
+)
+_FLAG_KEYS = frozenset({"per_group", "multi_label", "sample_train"})
 
 
 def _whole(value: Any, least: int) -> bool:
@@ -299,8 +359,13 @@ def _value_problem(name: str, value: Any, method: str) -> str | None:
     elif name == "max_train_instances" and method == "ranking":
         ok = _whole(value, 0) and value % 2 == 0
         wanted = "an even whole number >= 0 (example blocks: each training query gives one relevant and one non-relevant passage)"
-    elif name == "max_train_instances":
+    elif name in ("max_train_instances", "local_max_train_instances"):
         ok, wanted = _whole(value, 0), "a whole number >= 0 (0: no few-shot examples)"
+    elif name in _FLAG_KEYS:
+        ok, wanted = isinstance(value, bool), "True or False"
+    elif name == "reference_prefix" and method == "multiple_choice_joint":
+        ok = isinstance(value, str) and any(character.isalnum() for character in value)
+        wanted = "a string with a letter or digit that numbers the options, e.g. 'A. ' or '(1) '"
     elif name == "chunk_words":
         ok = _whole(value, 1) and method == "language_modeling"
         wanted = (
@@ -343,6 +408,10 @@ def check_marker_values(key: str, kwargs: Mapping[str, Any], method: str) -> Non
         if problem is not None:
             shown = repr(value) if len(repr(value)) <= 60 else repr(value)[:57] + "..."
             raise UserError(f"{key}: marker holistic({name}={shown}): {problem}")
+    if GROUP_PLACEHOLDER in kwargs.get("instructions", "") and not kwargs.get("per_group", False):
+        raise UserError(
+            f"{key}: marker holistic(instructions=...) mentions {GROUP_PLACEHOLDER}, which is filled per group; add per_group=True"
+        )
 
 
 def _names(value: Any, what: str, key: str) -> tuple[str, ...]:

@@ -87,7 +87,7 @@ def _scenario_columns(reports: Sequence[Mapping[str, Any]], names: Sequence[str]
     for index, (name, report) in enumerate(zip(names, reports, strict=True)):
         seen: dict[str, int] = {}
         for run in report.get("runs") or ():
-            scenario = str(run.get("scenario") or run.get("key"))
+            scenario = str(run.get("name") or run.get("scenario") or run.get("key"))  # the name carries the edition
             seen[scenario] = seen.get(scenario, 0) + 1
             label = name if seen[scenario] == 1 else f"{name} · {run.get('split') or run.get('key')}"
             scenarios.setdefault(scenario, []).append(RunColumn(label, index, run))

@@ -85,6 +85,8 @@ def _run_data(run: RunResults, gates: Sequence[GateResult], unfinished: Sequence
     return {
         "key": info.key,
         "scenario": info.scenario,
+        "name": info.name,
+        "edition": info.edition,
         "split": info.split,
         "source": info.source,
         "source_provenance": dict(info.source_provenance),

@@ -143,7 +143,8 @@ def _count(suite: ET.Element, outcomes: list[str], seconds: float) -> dict[str, 
 def _run_suite(root: ET.Element, run: RunResults, results: Results) -> tuple[dict[str, int], float]:
     suite = _suite(root, run.scenario, results.started)
     numbers = {**run.metrics(), **run.perturbed().perturbations}
-    _properties(suite, [("run", run.key), ("model", _model(results)), *_metric_properties(numbers)])
+    edition = [("edition", run.info.edition)] if run.info.edition else []
+    _properties(suite, [("run", run.key), ("model", _model(results)), *edition, *_metric_properties(numbers)])
     outcomes, total = [], 0.0
     for record in run.records:
         outcome, seconds = _item_case(suite, run.scenario, record)

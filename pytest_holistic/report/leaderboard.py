@@ -243,11 +243,15 @@ def model_names(reports: Sequence[Mapping[str, Any]]) -> list[str]:
 
 
 def _runs(report: Mapping[str, Any]) -> list[_Run]:
-    """The report's runs labelled by scenario; a second run of one scenario is told apart by its split (or key)."""
+    """The report's runs labelled by name; a second run of one scenario is told apart by its split (or key).
+
+    The name carries the run's edition (``boolq [offline: 2 of HELM's 5 in-context examples]``), so a run with fewer
+    examples than HELM's never shares a column with one that has HELM's.
+    """
     seen: dict[str, int] = {}
     runs = []
     for run in report.get("runs") or ():
-        scenario = str(run.get("scenario") or run.get("key"))
+        scenario = str(run.get("name") or run.get("scenario") or run.get("key"))
         seen[scenario] = seen.get(scenario, 0) + 1
         label = scenario if seen[scenario] == 1 else f"{scenario} · {run.get('split') or run.get('key')}"
         requested = run.get("requested_metrics") or []

@@ -200,6 +200,12 @@ class RunInfo:
     perturbations: tuple[Mapping[str, Any], ...] = ()  # each preset's description (name, family, params, variants)
     unchanged: Mapping[str, tuple[str, ...]] = field(default_factory=dict)  # variant label -> ids it left unchanged (dropped)
     perturbation_skips: tuple[str, ...] = ()  # one line per perturbation that could not run here (WordNet missing)
+    edition: str | None = None  # how the run departs from HELM's settings (the offline edition's fewer examples), or None
+
+    @property
+    def name(self) -> str:
+        """The scenario, marked when the run is not HELM's settings, so no one sets it beside a HELM number."""
+        return self.scenario if self.edition is None else f"{self.scenario} [{self.edition}]"
 
     def to_data(self) -> dict[str, Any]:
         return {
@@ -215,6 +221,7 @@ class RunInfo:
             "perturbations": [dict(description) for description in self.perturbations],
             "unchanged": {label: list(ids) for label, ids in self.unchanged.items()},
             "perturbation_skips": list(self.perturbation_skips),
+            "edition": self.edition,
         }
 
     @classmethod
@@ -232,6 +239,7 @@ class RunInfo:
             perturbations=tuple(dict(description) for description in data.get("perturbations") or ()),
             unchanged={str(label): tuple(ids) for label, ids in (data.get("unchanged") or {}).items()},
             perturbation_skips=tuple(data.get("perturbation_skips") or ()),
+            edition=data.get("edition"),
         )
 
 

@@ -68,7 +68,7 @@ def summary_lines(results: Results) -> list[str]:
         metrics = run.metrics()
         adapter = run.info.adapter.get("method", "?")
         outcomes = ", ".join(f"{count} {outcome}" for outcome, count in run.outcomes().items())
-        lines.append(f"{run.scenario} ({adapter}, {run.info.source}; {outcomes})")
+        lines.append(f"{run.info.name} ({adapter}, {run.info.source}; {outcomes})")
         rows = []
         for family in FAMILIES:
             # fmeval's delta per metric stays in the report; the table keeps HELM's worst case and the consistency.
