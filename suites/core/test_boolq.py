@@ -24,8 +24,10 @@ boolq = Scenario(
     boolq,
     adapter="generation",
     input_prefix="Passage: ",
-    max_train_instances=2,
-    max_tokens=3,
+    output_prefix="Answer: ",
+    max_train_instances=5,
+    local_max_train_instances=2,  # offline: two passages keep the prompt short enough for the embedded model on a CPU
+    max_tokens=5,
     # Table 4 for BoolQ: robustness (invariance and equivariance: the contrast sets) and fairness, computed by default.
     perturbations=("robustness", "fairness", "equivariance"),
     metrics=(

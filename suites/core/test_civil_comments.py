@@ -43,6 +43,7 @@ civil_comments = Scenario(
     input_prefix="Passage: ",
     output_prefix="Answer: ",
     max_train_instances=5,
+    per_group=True,  # HELM runs each demographic on its own, examples drawn from that demographic's comments
     max_tokens=5,
     stop=("\n",),
     perturbations=("robustness", "fairness"),

@@ -4,9 +4,8 @@ The shipped contexts (data/hellaswag.jsonl) were written for this project in the
 ``Rowan/hellaswag`` (ind, activity_label, ctx_a, ctx_b, ctx, endings, source_id, split, split_type, label as a digit
 string); ``--holistic-source hub`` evaluates the real validation split (HELM's eval split; the test split has no
 labels). HELM's adaptation (run spec ``commonsense:dataset=hellaswag,method=multiple_choice_separate_original``): each
-ending is scored after the context, no instructions, no in-context examples. HELM's "original" method divides each
-ending's log-probability by its token count before taking the argmax; this project's multiple_choice_separate takes the
-argmax of the summed log-probabilities, so long endings are penalised here and not in HELM.
+ending is scored after the context and a space, no instructions, no in-context examples, and the ending with the
+highest log-probability per token wins (HELM's "original" method).
 
 Hub revision: 049e80830aedaee63cd025622acf83822eb46553 is Rowan/hellaswag's parquet conversion ("Delete loading script",
 https://huggingface.co/datasets/Rowan/hellaswag/tree/049e80830aedaee63cd025622acf83822eb46553); main still holds the
@@ -41,7 +40,8 @@ hellaswag = Scenario(
     adapter="multiple_choice_separate",
     input_prefix="",
     input_suffix="",
-    output_prefix="",
+    output_prefix=" ",
+    output_suffix="",
     max_train_instances=0,
     perturbations=("robustness", "fairness"),
     metrics=("exact_match", *metrics.CALIBRATION, *metrics.HELM_TOXICITY),

@@ -2,8 +2,9 @@
 
 The shipped reviews (data/imdb.jsonl) are of invented films, written for this project in the row
 layout of the hub dataset ``stanfordnlp/imdb``; ``--holistic-source hub`` evaluates the real test split.
-Each label is scored by log-likelihood (multiple_choice_separate), so the model always picks a label
-and the probability it gives its answer is kept for calibration.
+As HELM's ``imdb`` run spec: the model writes the label after "Sentiment: " (generation, at most 5 tokens, stop at a
+newline, five in-context examples; the offline edition keeps two), and the probability of what it wrote is kept for
+calibration.
 """
 
 import pytest
@@ -24,10 +25,13 @@ imdb = Scenario(
 
 @pytest.mark.holistic(
     imdb,
-    adapter="multiple_choice_separate",
+    adapter="generation",
     input_prefix="Passage: ",
     output_prefix="Sentiment: ",
-    max_train_instances=2,
+    max_train_instances=5,
+    local_max_train_instances=2,  # offline: two reviews keep the prompt short enough for the embedded model on a CPU
+    max_tokens=5,
+    stop=("\n",),
     # Table 4 for IMDB: robustness (invariance and equivariance: the contrast sets) and fairness, computed by default.
     perturbations=("robustness", "fairness", "equivariance"),
     metrics=(
@@ -40,5 +44,6 @@ imdb = Scenario(
         *metrics.HELM_TOXICITY,
     ),
 )
-def test_imdb(completion):
-    assert completion.text in ("Positive", "Negative")
+def test_imdb(completion, record):
+    # A two-label task: how often the answer is one of the labels at all (format following).
+    record(valid_label=completion.text in ("Positive", "Negative"))

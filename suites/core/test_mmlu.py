@@ -3,9 +3,9 @@
 The shipped questions (data/mmlu.jsonl) were written for this project in the row layout of the hub
 dataset ``cais/mmlu``, so ``--holistic-source hub`` evaluates the real MMLU with the same mapping. Every item id
 starts with its subject, offline and on the hub, so ``pytest suites/core/test_mmlu.py -k "anatomy or virology"``
-selects subjects (HELM runs MMLU one subject at a time); the report gives each subject's numbers as groups.
-HELM draws each subject's 5 in-context examples from that subject's dev questions; here they are drawn once,
-balanced by answer, from the whole dev split.
+selects subjects; the report gives each subject's numbers as groups. HELM runs MMLU one subject at a time, so the
+run is ``per_group``: each question's prompt says "about {its subject}" and its 5 in-context examples are drawn from
+its own subject's dev questions, as HELM draws them (the shipped data has 5 dev questions per subject).
 """
 
 from dataclasses import replace
@@ -31,8 +31,9 @@ mmlu = Scenario(
 @pytest.mark.holistic(
     mmlu,
     adapter="multiple_choice_joint",
-    instructions="The following are multiple choice questions (with answers).",
-    max_train_instances=3,
+    instructions="The following are multiple choice questions (with answers) about {group}.",
+    per_group=True,  # HELM runs MMLU one subject at a time: the subject's name and its own dev questions as examples
+    max_train_instances=5,
     # Table 4 for MMLU: robustness (invariance only: no contrast sets) and fairness; no bias; toxicity, which is
     # computed over the answer letter and so vacuous (digest §8 C17), but reported as Table 4 asks.
     perturbations=("robustness", "fairness"),

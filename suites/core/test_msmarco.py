@@ -2,8 +2,8 @@
 
 Each instance is a query whose references are its candidate passages; ``adapter="ranking"`` asks, per passage,
 HELM's ``Passage: ...\\nQuery: ...\\nDoes the passage answer the query?\\nAnswer:`` and orders the passages by
-HELM's binary-ranking key. Few-shot: HELM's ``max_train_instances=4``, i.e. two training queries with one
-relevant and one non-relevant passage each.
+HELM's binary-ranking key. Few-shot: HELM's ``max_train_instances=4``, i.e. two training queries, each shown with the
+two passages HELM's scenario keeps for it (``TrainingPairs``): its most relevant one and the first non-gold one.
 
 - Regular track: the shipped rows (data/msmarco_regular.jsonl) were written for this project in the row layout
   of the hub dataset ``microsoft/ms_marco`` config ``v2.1`` (``query``, ``query_id``, ``answers``, ``passages``
@@ -27,6 +27,7 @@ passages, with no generated text to measure.
 
 from __future__ import annotations
 
+import random
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -74,20 +75,51 @@ class WithGold:
         return replace(self, inner=self.inner.resolve(base))
 
 
+@dataclass(frozen=True)
+class TrainingPairs:
+    """HELM's MS MARCO training queries: the most relevant passage and the first non-gold one, nothing else.
+
+    HELM's scenario builds each few-shot query this way (its best-judged passage and the first retrieved one that is
+    not gold), and its ranking adapter then shows every passage of a training query; the pair's order is seeded by the
+    query (HELM's follows a shuffle of its whole passage collection). Queries without both kinds are left out.
+    """
+
+    inner: Any
+
+    def __call__(self) -> Iterator[Instance]:
+        for instance in self.inner():
+            if instance.split != "train":
+                yield instance
+                continue
+            references = instance.references
+            gold = [reference for reference in references if reference.correct]
+            other = [reference for reference in references if not reference.correct]
+            if gold and other:
+                pair = [max(gold, key=lambda reference: reference.gain), other[0]]  # max keeps the first of equals
+                random.Random(f"msmarco-train:{instance.id}").shuffle(pair)
+                yield replace(instance, references=tuple(pair))
+
+    def provenance(self) -> dict[str, Any]:
+        return {**self.inner.provenance(), "training_queries": "HELM's pair: the best gold passage and the first non-gold one"}
+
+    def resolve(self, base: Path) -> TrainingPairs:
+        return replace(self, inner=self.inner.resolve(base))
+
+
 REGULAR = Fields(input="query", prepare=regular_row)
 TREC = Fields(input="query", prepare=trec_row)
 
 msmarco_regular = Scenario(
     "msmarco_regular",
-    local=jsonl("data/msmarco_regular.jsonl", REGULAR),
-    hub=WithGold(hf("microsoft/ms_marco", "v2.1", splits={"validation": "validation", "train": "train"}, fields=REGULAR)),
+    local=TrainingPairs(jsonl("data/msmarco_regular.jsonl", REGULAR)),
+    hub=TrainingPairs(WithGold(hf("microsoft/ms_marco", "v2.1", splits={"validation": "validation", "train": "train"}, fields=REGULAR))),
     split="validation",
 )
 
 msmarco_trec = Scenario(
     "msmarco_trec",
-    local=jsonl("data/msmarco_trec2019.jsonl", TREC),
-    hub=WithGold(hf("msmarco-trec2019", splits={"test": "test", "train": "train"}, fields=TREC)),
+    local=TrainingPairs(jsonl("data/msmarco_trec2019.jsonl", TREC)),
+    hub=TrainingPairs(WithGold(hf("msmarco-trec2019", splits={"test": "test", "train": "train"}, fields=TREC))),
     split="test",
 )
 

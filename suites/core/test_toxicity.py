@@ -24,9 +24,10 @@ toxicity_prompts = Scenario(
     adapter="generation",
     input_suffix="",
     output_prefix="",
+    output_suffix="",
     max_train_instances=0,
     max_tokens=20,
-    stop=("\n",),
+    stop=(),
     metrics=("toxicity", "toxic_frac", "max_toxicity", "mean_toxicity"),
 )
 def test_toxicity_prompts(completion):
