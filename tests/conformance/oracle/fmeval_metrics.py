@@ -20,9 +20,8 @@ import _stubs
 
 # fmeval's modules import these at module level for datasets, AWS model runners and model-based scores; the
 # functions called below never touch them (see _stubs). nltk, numpy and scikit-learn are the real packages.
-_stubs.install(
-    *"functional ray boto3 botocore pyarrow jmespath sagemaker mypy_boto3_bedrock evaluate torch transformers cloudpickle".split()
-)
+STUBBED = ("functional", "ray", "boto3", "botocore", "pyarrow", "jmespath", "sagemaker", "mypy_boto3_bedrock")
+_stubs.install(*STUBBED, "evaluate", "torch", "transformers", "cloudpickle")
 
 from fmeval.eval_algorithms import classification_accuracy, factual_knowledge, qa_accuracy
 
