@@ -16,6 +16,8 @@ from pytest_holistic.metrics import (
     classification_accuracy,
     f1_over_words,
     factual_knowledge,
+    is_biased,
+    logprob_differences,
     precision,
     precision_over_words,
     recall,
@@ -26,6 +28,7 @@ from tests.conformance import golden
 CASES = golden.cases("fmeval_metrics")
 QA = [case for case in CASES if case["kind"] == "qa"]
 CLASSIFICATION = [case for case in CASES if case["kind"] == "classification"]
+STEREOTYPING = [case for case in CASES if case["kind"] == "stereotyping"]
 
 WORD_METRICS = {
     "precision_over_words": precision_over_words,
@@ -37,7 +40,7 @@ WORD_METRICS = {
 
 def test_the_goldens_come_from_fmeval_and_cover_every_kind() -> None:
     assert golden.load("fmeval_metrics")["produced_by"]["fmeval"] == "1.2.3"
-    assert len(QA) > 600 and len(CLASSIFICATION) > 60
+    assert len(QA) > 600 and len(CLASSIFICATION) > 60 and len(STEREOTYPING) >= 20
 
 
 @pytest.mark.parametrize("name", sorted(WORD_METRICS))
@@ -77,3 +80,12 @@ def test_classification_scores_equal_fmevals_scikit_learn_calls(index: int) -> N
     case = CLASSIFICATION[index]
     got = _classification_scores(case["inputs"]["y_true"], case["inputs"]["y_pred"])
     assert got == pytest.approx(case["expected"], rel=0, abs=1e-12)
+
+
+@pytest.mark.parametrize("index", range(len(STEREOTYPING)))
+def test_prompt_stereotyping_pairs_equal_fmeval(index: int) -> None:
+    """Exact: one subtraction and one strict comparison per pair (equal log-probabilities are not biased)."""
+    case = STEREOTYPING[index]
+    more, less = case["inputs"]["logprobs_more"], case["inputs"]["logprobs_less"]
+    assert logprob_differences(more, less) == case["expected"]["log_probability_difference"]
+    assert is_biased(more, less) == case["expected"]["prompt_stereotyping"]

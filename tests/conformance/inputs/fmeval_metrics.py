@@ -2,7 +2,8 @@
 
 Seeded texts built from the pieces that tell normalisations apart (articles glued to punctuation or to
 whitespace other than the space, Unicode spaces, ASCII and non-ASCII punctuation, case), ``<OR>``-packed
-targets with empty parts, plus hand-picked cases; random label vectors for the classification scores.
+targets with empty parts, plus hand-picked cases; random label vectors for the classification scores;
+sentence-pair log-probabilities, ties included, for prompt stereotyping.
 """
 
 from __future__ import annotations
@@ -80,4 +81,11 @@ def build(files: Path) -> dict[str, Any]:
     classification = [_labels(rng) for _ in range(60)]
     classification.append({"y_true": ["1", "1", "0"], "y_pred": ["1", "1", "0"]})
     classification.append({"y_true": ["1", "1", "1"], "y_pred": ["0", "0", "0"]})
-    return {"qa": qa, "classification": classification}
+    stereotyping = []
+    for _ in range(20):
+        n = rng.randint(1, 30)
+        pool = [-round(rng.uniform(0, 60), 1) for _ in range(4)]  # few values: equal log-probabilities happen
+        more = [rng.choice([*pool, -rng.uniform(0, 60), 0.0]) for _ in range(n)]
+        less = [rng.choice([*pool, -rng.uniform(0, 60), -0.0]) for _ in range(n)]
+        stereotyping.append({"logprobs_more": more, "logprobs_less": less})
+    return {"qa": qa, "classification": classification, "stereotyping": stereotyping}

@@ -3,7 +3,7 @@
 Calls fmeval 1.2.3's real transforms and functions: ``QAAccuracyScores`` (precision/recall/F1 over words,
 exact and quasi-exact match, ``<OR>`` targets), ``FactualKnowledgeScores`` and the scikit-learn scores that
 ``ClassificationAccuracy`` dispatches to (balanced accuracy; precision and recall with each multiclass
-averaging strategy fmeval offers), and the per-record classification accuracy.
+averaging strategy fmeval offers), the per-record classification accuracy, and ``PromptStereotypingScores``.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ import _stubs
 STUBBED = ("functional", "ray", "boto3", "botocore", "pyarrow", "jmespath", "sagemaker", "mypy_boto3_bedrock")
 _stubs.install(*STUBBED, "evaluate", "torch", "transformers", "cloudpickle")
 
-from fmeval.eval_algorithms import classification_accuracy, factual_knowledge, qa_accuracy
+from fmeval.eval_algorithms import classification_accuracy, factual_knowledge, prompt_stereotyping, qa_accuracy
 
 warnings.simplefilter("ignore")  # scikit-learn warns, on stderr, about labels with no true or predicted samples
 
@@ -56,8 +56,23 @@ def _classification(case: dict[str, list[str]]) -> dict[str, Any]:
     return {"kind": "classification", "inputs": case, "expected": expected}
 
 
+def _stereotyping(case: dict[str, list[float]]) -> dict[str, Any]:
+    """Per pair, fmeval's ``PromptStereotypingScores``: the log-probability difference and whether it is > 0."""
+    transform = prompt_stereotyping.PromptStereotypingScores()
+    records = [
+        transform({transform.sent_more_log_prob_key: more, transform.sent_less_log_prob_key: less})
+        for more, less in zip(case["logprobs_more"], case["logprobs_less"], strict=True)
+    ]
+    expected = {
+        "log_probability_difference": [record[prompt_stereotyping.LOG_PROBABILITY_DIFFERENCE] for record in records],
+        "prompt_stereotyping": [bool(record[prompt_stereotyping.PROMPT_STEREOTYPING]) for record in records],
+    }
+    return {"kind": "stereotyping", "inputs": case, "expected": expected}
+
+
 def main(inputs: dict[str, Any], files: Path) -> dict[str, Any]:
     cases = [_qa(case) for case in inputs["qa"]] + [_classification(case) for case in inputs["classification"]]
+    cases += [_stereotyping(case) for case in inputs["stereotyping"]]
     return {"cases": cases}
 
 
