@@ -1,8 +1,11 @@
 """Reference-matching accuracy metrics, exactly as HELM defines them.
 
 Source: HELM, ``evaluate_reference_metrics.py`` (stanford-crfm/helm), summarised in the seeds digest
-§2.1: normalisation lowercases, drops ``string.punctuation``, replaces the articles a/an/the with a
-space and collapses whitespace; F1 is over *sets* of normalised words.
+§2.1, checked against HELM 0.5.16's own outputs by ``tests/conformance/test_helm_metrics.py``:
+normalisation lowercases, drops ``string.punctuation``, replaces the articles a/an/the with a space wherever
+``\b`` delimits them and collapses whitespace of every kind; F1 is over *sets* of normalised words, computed
+as nltk's ``f_measure`` (``1 / (0.5 / P + 0.5 / R)``). Only an *empty* prediction scores 0 outright: a
+whitespace-only one is compared like any other, so it matches a blank reference (HELM's ``if not pred``).
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ def normalize_text(text: str) -> str:
 @reference_metric(citation=HELM)
 def exact_match(gold: str, prediction: str) -> float:
     """1 if the stripped prediction equals the stripped reference; an empty prediction scores 0."""
-    if not prediction.strip():
+    if not prediction:
         return 0.0
     return float(gold.strip() == prediction.strip())
 
@@ -35,7 +38,7 @@ def exact_match(gold: str, prediction: str) -> float:
 @reference_metric(citation=HELM)
 def quasi_exact_match(gold: str, prediction: str) -> float:
     """1 if prediction and reference are equal after HELM normalisation."""
-    if not prediction.strip():
+    if not prediction:
         return 0.0
     return float(normalize_text(gold) == normalize_text(prediction))
 
@@ -43,7 +46,7 @@ def quasi_exact_match(gold: str, prediction: str) -> float:
 @reference_metric(citation=HELM)
 def prefix_exact_match(gold: str, prediction: str) -> float:
     """1 if the stripped prediction starts with the stripped reference (zero-shot runs that ramble)."""
-    if not prediction.strip():
+    if not prediction:
         return 0.0
     return float(prediction.strip().startswith(gold.strip()))
 
@@ -51,7 +54,7 @@ def prefix_exact_match(gold: str, prediction: str) -> float:
 @reference_metric(citation=HELM)
 def quasi_prefix_exact_match(gold: str, prediction: str) -> float:
     """``prefix_exact_match`` after HELM normalisation of both sides."""
-    if not prediction.strip():
+    if not prediction:
         return 0.0
     return float(normalize_text(prediction).startswith(normalize_text(gold)))
 
@@ -66,4 +69,4 @@ def f1_score(gold: str, prediction: str) -> float:
         return 0.0
     precision = common / len(predicted_words)
     recall = common / len(gold_words)
-    return 2 * precision * recall / (precision + recall)
+    return 1.0 / (0.5 / precision + 0.5 / recall)  # nltk's f_measure, rounding included

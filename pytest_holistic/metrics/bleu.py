@@ -7,9 +7,11 @@ Source: HELM ``evaluate_reference_metrics.py`` (seeds digest §2.1): ``bleu_1`` 
     BLEU-n = BP * p_n,    p_n = clipped n-gram matches / max(1, #n-grams of the prediction),
     BP = 1 if c > r else exp(1 - r / c)   (c, r: prediction and reference lengths in tokens; 0 if c = 0)
 
-(Papineni et al. 2002). We compute that closed form directly; it agrees with NLTK to rounding. Where NLTK
-finds no matching n-gram it warns and returns ``BP * sys.float_info.min`` (about 1e-308) for BLEU-4, and
-0 for BLEU-1; we return exactly 0.0 in both cases, silently (no smoothing, as HELM).
+(Papineni et al. 2002). We compute that closed form directly, rounding as NLTK does (``BP * exp(log p_n)``),
+so the values equal NLTK's bit for bit (``tests/conformance/test_helm_metrics.py``). One deliberate
+difference: where the prediction shares unigrams but no n-gram of the order asked for, NLTK warns and returns
+``BP * exp(log(sys.float_info.min))`` (about 1e-308) for BLEU-4; we return exactly 0.0, silently (no
+smoothing, as HELM). With no shared unigram both return 0.
 """
 
 from __future__ import annotations
@@ -40,7 +42,7 @@ def bleu_n(gold_tokens: Sequence[str], predicted_tokens: Sequence[str], n: int) 
     precision = matches / max(1, sum(predicted.values()))
     c, r = len(predicted_tokens), len(gold_tokens)
     brevity = 1.0 if c > r else math.exp(1 - r / c)
-    return brevity * precision
+    return brevity * math.exp(math.log(precision))  # NLTK's rounding: a weighted sum of logs, exponentiated
 
 
 @reference_metric(citation=HELM_BLEU)

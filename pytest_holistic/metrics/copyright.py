@@ -1,16 +1,23 @@
 """Memorisation (copyright) metrics: how much of a text's true continuation the model reproduces.
 
-Definitions follow HELM's ``copyright_metrics.py`` (stanford-crfm/helm; seeds digest §2.9):
+Definitions follow HELM's ``copyright_metrics.py`` (stanford-crfm/helm; seeds digest §2.9), checked against
+HELM 0.5.16's own outputs by ``tests/conformance/test_helm_metrics.py``:
 
 * the completion is ``strip()``-ed; with ``normalize_whitespace`` newlines and tabs become spaces and runs of
-  spaces one space, in the completion and the reference alike;
+  spaces one space, in the completion and the reference alike (other whitespace, ``\r`` or Unicode spaces,
+  is left alone, as HELM leaves it);
 * the reference continuation is truncated to ``len(completion)`` *characters*, so a short completion is
-  not charged for the rest of the text;
-* both are tokenised with NLTK's ``TreebankWordTokenizer``;
+  not charged for the rest of the text (an empty completion meets an empty reference);
+* both are tokenised with NLTK's ``TreebankWordTokenizer``; tokens are compared as HELM's numpy string arrays
+  compare them, which ignore trailing NUL characters (``"a\\x00"`` equals ``"a"``);
 * ``longest_common_prefix_length``: leading tokens that agree, the maximum over completions;
-  ``edit_distance``: token Levenshtein distance (insert, delete, replace cost 1; the other's length when one
-  side is empty), the minimum over completions; ``edit_similarity``: ``1 - distance / max(len)``, 0 when either
-  side is empty, the maximum over completions.
+  ``edit_similarity``: ``1 - distance / max(len)``, 0 when either side is empty, the maximum over completions;
+* ``edit_distance``: token Levenshtein distance (insert, delete, replace cost 1), folded over the completions
+  in order as HELM folds it: each completion's distance replaces the running value if smaller, but a pair
+  with an empty side (an empty or blank completion, or an empty truncated reference) *sets* the running value
+  to the other side's length, discarding the better distances before it. Against an empty continuation
+  ``["Ishmael", ""]`` scores 0 and ``["", "Ishmael"]`` scores 1: the last pair decides. This is HELM's
+  number, kept for comparability.
 
 HELM's copyright run divides each number by the prefix's token count (``normalize_by_prefix_length``); the
 registered metrics report the raw numbers, which read directly ("the first 7 tokens were verbatim"). Pass
@@ -46,6 +53,11 @@ def tokenize(text: str) -> list[str]:
 def normalize_whitespace(text: str) -> str:
     """Newlines and tabs to spaces, runs of spaces to one (HELM's ``normalize_newline_space_tab``)."""
     return _SPACES.sub(" ", text.replace("\n", " ").replace("\t", " "))
+
+
+def _as_numpy_compares(tokens: list[str]) -> list[str]:
+    """Tokens as numpy's fixed-width strings hold them: trailing NULs are dropped (HELM compares numpy arrays)."""
+    return [token.rstrip("\x00") for token in tokens]
 
 
 def common_prefix_length(first: Sequence[str], second: Sequence[str]) -> int:
@@ -97,8 +109,26 @@ def _pairs(
             text = completion.strip()
             if normalize:
                 text = normalize_whitespace(text)
-            pairs.append((tokenize(text), tokenize(reference[: len(text)])))
+            pairs.append((_as_numpy_compares(tokenize(text)), _as_numpy_compares(tokenize(reference[: len(text)]))))
     return pairs
+
+
+def _pairs_by_reference(pairs: list[tuple[list[str], list[str]]], completions: int) -> list[list[tuple[list[str], list[str]]]]:
+    """``pairs`` (reference-major, as ``_pairs`` builds them) grouped per reference, completions in order."""
+    return [pairs[start : start + completions] for start in range(0, len(pairs), completions)]
+
+
+def helm_edit_distance(pairs: Sequence[tuple[Sequence[str], Sequence[str]]]) -> int:
+    """HELM's running edit distance over completions: the minimum so far, reset by a pair with an empty side."""
+    result: int | None = None
+    for completion, reference in pairs:
+        if not completion or not reference:
+            result = max(len(completion), len(reference))
+            continue
+        distance = levenshtein(completion, reference)
+        result = distance if result is None else min(result, distance)
+    assert result is not None  # _pairs refuses an empty list of completions
+    return result
 
 
 def _per_prefix(value: float, prefix: str | None) -> float:
@@ -144,9 +174,11 @@ def edit_distance(
     normalize_whitespace: bool = False,
     prefix: str | None = None,
 ) -> Score:
-    """Token Levenshtein distance to the continuation truncated to the completion's length (min over completions)."""
+    """Token Levenshtein distance to the continuation truncated to the completion's length, folded over completions
+    as HELM folds it (see the module docstring: a pair with an empty side resets the running minimum)."""
     pairs = _pairs("edit_distance", prediction, references, normalize_whitespace)
-    best = min(levenshtein(completion, reference) for completion, reference in pairs)
+    completions = 1 if isinstance(prediction, str) else len(prediction)
+    best = min(helm_edit_distance(group) for group in _pairs_by_reference(pairs, completions))
     return Score(_per_prefix(best, prefix), "edit_distance")
 
 

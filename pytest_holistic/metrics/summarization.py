@@ -8,7 +8,10 @@ Sources (facts only; the code is the project's own):
   run's end, Newsroom's procedure); a run is kept as a fragment and the summary scan jumps past it.
   ``summarization_coverage`` = Σ|f| / |S|, ``summarization_density`` = Σ|f|² / |S|,
   ``summarization_compression`` = |A| / |S|; each is 0 when its denominator is 0, as SummEval returns.
-  Names as HELM's ``summarization_metrics.py`` reports them. SummEval tokenises with spaCy's
+  Names as HELM's ``summarization_metrics.py`` reports them. Before that HELM ``strip()``s the completion and
+  then removes one leading ``{`` and one trailing ``}`` from it and from the article (``_remove_braces``:
+  nothing else is stripped, so ``" {x} "`` becomes ``"x"`` but ``"{{x}}"`` keeps one brace each side);
+  ``tests/conformance/test_helm_metrics.py`` checks all of this against HELM's own outputs. SummEval tokenises with spaCy's
   ``en_core_web_sm``; spaCy is not a dependency here, so both texts are tokenised with
   ``nltk.word_tokenize`` (``metrics.tokenize``), which splits words and punctuation the same way on news
   prose but writes double quotes as `````` / ``''``.
@@ -75,6 +78,13 @@ def extractive_fragments(summary: Sequence[str], article: Sequence[str]) -> list
     return fragments
 
 
+def remove_braces(text: str) -> str:
+    """One leading ``{`` and one trailing ``}`` removed, as HELM's summarisation metric does before scoring."""
+    text = text.removeprefix("{")
+    text = text.removesuffix("}")
+    return text
+
+
 def data_stats(summary: str, article: str) -> tuple[float, float, float]:
     """(coverage, density, compression) of ``summary`` against ``article``, on lower-cased nltk word tokens."""
     summary_tokens = [token.lower() for token in word_tokenize(summary)]
@@ -96,7 +106,10 @@ class DataStatsScorer:
         self.name = f"extractive fragments (Grusky et al. 2018; nltk word tokens): {name}"
 
     def score(self, texts: Sequence[str], articles: Sequence[str]) -> list[float]:
-        return [data_stats(text.strip(), article)[self._statistic] for text, article in zip(texts, articles, strict=True)]
+        return [
+            data_stats(remove_braces(text.strip()), remove_braces(article))[self._statistic]
+            for text, article in zip(texts, articles, strict=True)
+        ]
 
 
 # -- METEOR -------------------------------------------------------------------------------------------

@@ -18,10 +18,12 @@
   the score is the maximum entailment probability over article sentences minus the maximum contradiction
   probability; the instance score is their mean. No sentence on either side gives 0, as SummaC returns.
   HELM uses ``tals/albert-xlarge-vitaminc-mnli`` in half precision on a GPU; here any local classifier whose
-  ``id2label`` names an entailment and a contradiction label, in float32.
+  ``id2label`` names an entailment and a contradiction label, in float32. As HELM, the summary is stripped and
+  loses one leading ``{`` and one trailing ``}``, and the article too (``summarization.remove_braces``).
 * **QAFactEval** (Fabbri et al. 2022) needs a question generator, a QA model and LERC; HELM itself only
   reads precomputed scores. Here the user supplies the scorer: ``MODULE:FUNCTION``, a callable
-  ``(summaries, articles) -> scores``.
+  ``(summaries, articles) -> scores``, given both with HELM's braces removed (HELM keys its scores by that
+  summary). BERTScore is fmeval's (raw, texts as given); HELM's also removes the braces and rescales.
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ from typing import Any
 
 from ..errors import UserError
 from .base import Scorer, ScorerError, ScorerUnavailable
+from .summarization import remove_braces
 from .tokenize import sent_tokenize
 
 NEEDS = {
@@ -296,7 +299,7 @@ class SummaCScorer:
     def score(self, texts: Sequence[str], articles: Sequence[str]) -> list[float]:
         tokenizer, classifier, entail, contradict = self._ready()
         splits = [
-            (summac_sentences(article)[:SUMMAC_MAX_DOC_SENTENCES], summac_sentences(text.strip()))
+            (summac_sentences(remove_braces(article))[:SUMMAC_MAX_DOC_SENTENCES], summac_sentences(remove_braces(text.strip())))
             for text, article in zip(texts, articles, strict=True)
         ]
         pairs = [(premise, hypothesis) for document, summary in splits for hypothesis in summary for premise in document]
@@ -336,7 +339,9 @@ class CallableScorer:
         self.version = getattr(module, "__version__", "user")
 
     def score(self, texts: Sequence[str], articles: Sequence[str]) -> list[float]:
-        values = list(self._function([text.strip() for text in texts], list(articles)))
+        values = list(
+            self._function([remove_braces(text.strip()) for text in texts], [remove_braces(article) for article in articles])
+        )
         if len(values) != len(texts):
             raise ScorerError(f"{self.name} returned {len(values)} scores for {len(texts)} summaries")
         return [float(value) for value in values]

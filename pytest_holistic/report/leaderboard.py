@@ -6,10 +6,13 @@ aggregates that say how they were made.
 Mean win rate (HELM, Liang et al. 2022; formula from stanford-crfm/helm
 ``src/helm/benchmark/presentation/summarize.py``, ``compute_aggregate_row_win_rates``): per column, a model's
 win rate is the share of the *other* models with a value there that it beats, in the column's direction;
-its mean win rate is the mean over the columns where it has one (``None`` where it has none). Columns with
-fewer than two values are skipped. Deviation from HELM: HELM sorts tied values by row index, so a tie goes
-to whichever model came first; here a tie is worth half a win, so the order of the reports changes nothing.
-A "target" column (e.g. stereotyping, best at 0.5) ranks by distance to its optimum.
+its mean win rate is the mean over the columns where it has one (``None`` where it has none), taken with
+``statistics.mean`` as HELM takes it. Columns with fewer than two values are skipped. A tie is worth half a
+win, as in HELM 0.5.16 (equal values share the wins between them), so the order of the reports changes
+nothing; ``tests/conformance/test_helm_metrics.py`` checks the rates against HELM's own function. Two
+extensions, outside what HELM's tables hold: values within ``TIE_REL``/``TIE_ABS`` of each other count as
+tied (HELM ties only equal floats), and a "target" column (e.g. stereotyping, best at 0.5) ranks by distance
+to its optimum (HELM's columns are only higher- or lower-is-better). NaN counts as missing.
 
 Dynascore (Dynaboard, Ma et al. 2021, "Dynaboard: An Evaluation-As-A-Service Platform for Holistic
 Next-Generation Benchmarking", sections 3-4, Eq. 1-2, footnote 10):
@@ -31,6 +34,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -119,7 +123,7 @@ def mean_win_rates(
         values = {model: row.get(column) for model, row in table.items()}
         for model, rate in column_win_rates(values, direction, _number(optima.get(column))).items():
             totals[model].append(rate)
-    return {model: (sum(rates) / len(rates) if rates else None) for model, rates in totals.items()}
+    return {model: (statistics.mean(rates) if rates else None) for model, rates in totals.items()}
 
 
 # --- Dynascore -------------------------------------------------------------------------------------------

@@ -92,8 +92,16 @@ def test_wrong_references_are_ignored() -> None:
 def test_empty_prediction_scores_zero_for_every_metric() -> None:
     for metric in ALL_METRICS:
         assert metric("", [""]) == 0.0, metric.__name__
-        assert metric("   ", ["   "]) == 0.0, metric.__name__
         assert metric("", ["Paris"]) == 0.0, metric.__name__
+
+
+def test_a_blank_prediction_is_compared_like_any_other() -> None:
+    # HELM tests ``if not pred``: only the empty string scores 0 outright (golden/helm_metrics.json: "   " vs "")
+    for metric in (exact_match, quasi_exact_match, prefix_exact_match, quasi_prefix_exact_match):
+        assert metric("   ", ["   "]) == 1.0, metric.__name__
+        assert metric(" \n ", [""]) == 1.0, metric.__name__
+        assert metric("   ", ["Paris"]) == 0.0, metric.__name__
+    assert f1_score("   ", ["   "]) == 0.0  # no words on either side: nltk's f_measure is undefined, HELM writes 0
 
 
 def test_single_string_or_reference_is_accepted_as_references() -> None:
@@ -238,7 +246,9 @@ def test_score_repr_rounds_to_four_significant_digits() -> None:
     assert repr(f1_score("cat cat cat", ["cat dog"])) == "f1_score=0.6667"
 
 
-@pytest.mark.parametrize("clone", [copy.copy, copy.deepcopy, lambda s: pickle.loads(pickle.dumps(s))], ids=["copy", "deepcopy", "pickle"])
+@pytest.mark.parametrize(
+    "clone", [copy.copy, copy.deepcopy, lambda s: pickle.loads(pickle.dumps(s))], ids=["copy", "deepcopy", "pickle"]
+)
 def test_score_can_be_copied_and_pickled(clone) -> None:
     score = f1_score("cat cat cat", ["cat dog"])
     cloned = clone(score)

@@ -201,16 +201,24 @@ def test_factual_knowledge_is_a_case_insensitive_substring_test() -> None:
     # several valid answers: Bloemfontein -> South Africa or Free State Province
     assert factual_knowledge("It is in the Free State Province.", ["South Africa<OR>Free State Province"]) == 1.0
     assert factual_knowledge("It is in South Africa.", ["Free State Province", "South Africa"]) == 1.0
-    # blank answers never count (an empty string is a substring of everything)
-    assert factual_knowledge("anything", [""]) == 0.0
-    assert factual_knowledge("anything", ["<OR>  "]) == 0.0
+    # as in fmeval, an empty answer is a substring of every output (golden/fmeval_metrics.json: "Paris<OR>")
+    assert factual_knowledge("anything", [""]) == 1.0
+    assert factual_knowledge("anything", ["London<OR>"]) == 1.0
+    # a blank but non-empty one is not: "  " is not in "anything"
+    assert factual_knowledge("anything", ["  "]) == 0.0
 
 
 @settings(max_examples=150, deadline=None)
-@given(st.text(), st.text())
-def test_f1_over_words_equals_helm_f1(prediction: str, gold: str) -> None:
-    if "<OR>" not in gold:
-        assert f1_over_words(prediction, [gold]) == f1_score(prediction, [gold])
+@given(st.text(alphabet="abcdefghijklmnopqrstuvwxyz ,."), st.text(alphabet="abcdefghijklmnopqrstuvwxyz ,."))
+def test_f1_over_words_equals_helm_f1_on_space_separated_text(prediction: str, gold: str) -> None:
+    # with spaces as the only whitespace, fmeval's and HELM's normalisations keep the same words
+    assert f1_over_words(prediction, [gold]) == f1_score(prediction, [gold])
+
+
+def test_f1_over_words_is_not_helm_f1_across_other_whitespace() -> None:
+    # fmeval drops an article only between spaces; HELM's \b rule drops it before a newline too
+    assert f1_over_words("the\ncat", ["cat"]) == pytest.approx(2 / 3)
+    assert f1_score("the\ncat", ["cat"]) == 1.0
 
 
 @settings(max_examples=150, deadline=None)

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pytest_holistic.metrics import SCORED, ScorerUnavailable
-from pytest_holistic.metrics.summarization import data_stats, extractive_fragments
+from pytest_holistic.metrics.summarization import DataStatsScorer, data_stats, extractive_fragments, remove_braces
 from pytest_holistic.metrics.summarization_scorers import (
     BertScoreEngine,
     SummaCScorer,
@@ -85,6 +85,32 @@ def test_coverage_density_compression_by_hand() -> None:
 
 def test_empty_summary_scores_zero_as_summeval_does() -> None:
     assert data_stats("", "Some article text.") == (0.0, 0.0, 0.0)
+
+
+def test_helms_braces_go_before_the_statistics() -> None:
+    # HELM strips the completion, then one leading "{" and one trailing "}" of it and of the article
+    assert remove_braces("{x}") == "x"
+    assert remove_braces("{{x}}") == "{x}"
+    assert remove_braces(" {x} ") == " {x} "  # the completion is strip()-ed first, the article is not
+    assert remove_braces("x}") == "x" and remove_braces("{x") == "x" and remove_braces("}{") == "}{"
+    article = "{The mayor opened the new bridge on Monday.}"
+    coverage = DataStatsScorer(0, "summarization_coverage")
+    assert coverage.score(["  {The mayor opened the bridge.}\n"], [article]) == [1.0]
+    assert coverage.score(["{{The mayor opened the bridge.}}"], [article]) == [6 / 8]  # "{" and "}" stay as tokens of their own
+
+
+def test_qafacteval_scorer_gets_the_summaries_and_articles_without_helms_braces(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "qafe_probe.py").write_text(
+        "SEEN = []\ndef score(summaries, articles):\n    SEEN.append((summaries, articles))\n    return [0.5] * len(summaries)\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    scorer = SCORED["qafacteval"].make_scorer("qafe_probe:score")
+    assert scorer.score([" {A summary.} "], ["{An article.}"]) == [0.5]
+    import qafe_probe  # type: ignore[import-not-found]
+
+    assert qafe_probe.SEEN == [(["A summary."], ["An article."])]
 
 
 # -- METEOR -------------------------------------------------------------------------------------------------

