@@ -31,6 +31,7 @@ from .metrics import CALIBRATION, MetricInfo, ScoredMetric, ScoresOf
 from .metrics.base import INSTANCE_COLUMNS
 from .perturbations.base import Perturbation
 from .perturbations.catalog import resolve
+from .perturbations.wordlists import WordLists
 from .report.records import RunInfo
 from .scenarios.instance import Instance
 from .scenarios.scenario import LoadedScenario, Scenario, subsample
@@ -230,12 +231,14 @@ def build_run(
     base: Path,
     perturb: tuple[str, ...] = (),
     data_dir: Path | None = None,
+    word_lists: WordLists | None = None,
 ) -> RunSpec:
     """Validate the marker's arguments and load the scenario; every problem is a one-line UserError.
 
     ``base`` is the folder of the test file pytest collected: relative data paths start there. ``perturb``
     names the perturbations the command line adds to every run whose marker does not say ``perturbations=False``.
-    ``data_dir`` holds local copies of hub datasets (``--holistic-data-dir``).
+    ``data_dir`` holds local copies of hub datasets (``--holistic-data-dir``); ``word_lists`` the user's copies
+    of HELM's word lists (``--holistic-word-lists``; None: the project's).
     """
     unknown = sorted(set(kwargs) - MARKER_KEYS)
     renamed = [name for name in unknown if name in RENAMED_KEYS]
@@ -284,7 +287,7 @@ def build_run(
     asked = kwargs.get("perturbations", ())
     names = () if asked is False else (*_names(asked, "perturbations", key), *perturb)
     try:
-        perturbations = resolve(names)
+        perturbations = resolve(names, word_lists)
     except UserError as error:
         raise UserError(f"@pytest.mark.holistic on {key}: {error}") from None
     if asked is False:
@@ -296,7 +299,10 @@ def build_run(
                 f"@pytest.mark.holistic on {key}: gate {derived[0]!r} needs perturbed variants but the marker says "
                 "perturbations=False; drop the gate or the perturbations=False"
             )
-    variants = make_variants(instances, perturbations)
+    try:
+        variants = make_variants(instances, perturbations)
+    except UserError as error:  # a word list lacking what a preset needs (a race, genders)
+        raise UserError(f"@pytest.mark.holistic on {key}: {error}") from None
     if asked is False and perturb:  # say why --holistic-perturb left this run alone
         variants = Variants(skipped=(f"{', '.join(perturb)} not applied: its marker says perturbations=False",))
     return RunSpec(key, scenario, loaded, instances, adapter, metric_plan, gates, variants, edition)

@@ -10,7 +10,7 @@ import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -23,6 +23,9 @@ from .models.registry import check_model_spec
 from .models.scoring import STRATEGIES
 from .report.regression import check_regression_specs
 from .scenarios.scenario import SOURCES
+
+if TYPE_CHECKING:
+    from .perturbations.wordlists import WordLists
 
 API_ENDPOINTS = ("auto", "completions", "chat")
 
@@ -209,6 +212,15 @@ def add_options(parser: pytest.Parser) -> None:
         "typos_hard, dialect (comma-separated, repeatable); a marker with perturbations=False opts out",
     )
     group.addoption(
+        "--holistic-word-lists",
+        dest="holistic_word_lists",
+        default=None,
+        metavar="DIR",
+        help="read HELM's own word lists from DIR (any of SAE_to_AAVE_mapping.json, person_names.txt, "
+        "correct_to_misspelling.json, directly or in HELM's benchmark_output layout) instead of the project's, "
+        "so dialect, person names and misspellings give HELM's exact variants",
+    )
+    group.addoption(
         "--holistic-junit",
         dest="holistic_junit",
         default=None,
@@ -247,6 +259,11 @@ def add_options(parser: pytest.Parser) -> None:
     parser.addini("holistic_source", "local, hub or auto", default="local")
     parser.addini("holistic_chat_template", "auto, none or a Jinja chat template file (relative to the ini file)", default="none")
     parser.addini("holistic_data_dir", "local copies of hub datasets (DIR/org/name/), relative to the ini file", default="")
+    parser.addini(
+        "holistic_word_lists",
+        "folder of HELM's word-list files (see --holistic-word-lists), relative to the ini file",
+        default="",
+    )
     parser.addini("holistic_batch_size", "contexts or prompts per forward pass, or auto", default="auto")
     parser.addini("holistic_cache_dir", "response cache folder, relative to the ini file", default="")
     parser.addini("holistic_toxicity_scorer", "profanity, hf:NAME_OR_FOLDER or perspective", default="profanity")
@@ -310,6 +327,7 @@ class Settings:
     baseline: Path | None = None  # --holistic-baseline: a stored report.json to compare with
     fail_on_regression: tuple[str, ...] = ()  # --holistic-fail-on-regression specs, METRIC:MARGIN
     data_dir: Path | None = None  # --holistic-data-dir: copies of hub datasets in their real schema, read instead of the hub
+    word_lists: WordLists | None = None  # --holistic-word-lists: the user's copies of HELM's word lists (None: the project's)
 
     @classmethod
     def from_config(cls, config: pytest.Config) -> Settings:
@@ -389,6 +407,7 @@ class Settings:
             baseline=_path(config, option.holistic_baseline),
             fail_on_regression=check_regression_specs(option.holistic_fail_on_regression, option.holistic_baseline),
             data_dir=_data_dir(config),
+            word_lists=_word_lists(config),
         )
 
 
@@ -460,6 +479,18 @@ def _data_dir(config: pytest.Config) -> Path | None:
         origin = "--holistic-data-dir" if config.option.holistic_data_dir is not None else _ini_origin(config, "holistic_data_dir")
         raise UserError(f"{origin}: {folder} does not exist; create it and put dataset copies under it (DIR/org/name/)")
     return folder.resolve() if folder is not None else None
+
+
+def _word_lists(config: pytest.Config) -> WordLists | None:
+    """``--holistic-word-lists``: the user's copies of HELM's word-list files, found and parsed now (every process)."""
+    from .perturbations.wordlists import find
+
+    given = config.option.holistic_word_lists
+    folder = _folder(config, given, "--holistic-word-lists", "holistic_word_lists")
+    if folder is None:
+        return None
+    origin = "--holistic-word-lists" if given is not None else _ini_origin(config, "holistic_word_lists")
+    return find(folder.resolve(), origin)
 
 
 def _positive(value: object, origin: str, fix: str) -> int:

@@ -218,6 +218,7 @@ class WorkerSide:
                 Path(metafunc.definition.path).parent,
                 settings.perturb,
                 settings.data_dir,
+                settings.word_lists,
             )
         except UserError as error:
             raise pytest.Collector.CollectError(f"pytest-holistic: {error}") from None

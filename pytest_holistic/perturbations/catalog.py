@@ -19,6 +19,7 @@ from ..errors import UserError
 from ..scenarios.instance import Instance
 from . import fairness, fmeval, robustness
 from .base import Perturbation
+from .wordlists import PROJECT, WordLists
 
 
 def _unchanged(text: str, rng: random.Random) -> str:
@@ -26,10 +27,14 @@ def _unchanged(text: str, rng: random.Random) -> str:
 
 
 def _contrast(instance: Instance, rng: random.Random) -> Instance | None:
-    """HELM's contrast_sets: the input and references replaced by one of the instance's contrast edits."""
+    """HELM's contrast_sets: the input and references replaced by one of the instance's contrast edits.
+
+    The edit is HELM's draw, ``choice(range(number of edits))``; one whose input equals the original's is
+    dropped like any unchanged variant.
+    """
     if not instance.contrasts:
         return None
-    chosen = rng.choice(instance.contrasts)
+    chosen = instance.contrasts[rng.choice(range(len(instance.contrasts)))]
     return replace(instance, input=chosen.input, references=chosen.references)
 
 
@@ -65,12 +70,13 @@ FAMILIES = ("robustness", "fairness", "equivariance")
 """The families a worst case is taken over (``robustness.exact_match``); each perturbation belongs to one."""
 
 
-def get(name: str) -> Perturbation:
-    """The preset called ``name``; a user error naming the closest known one otherwise."""
+def get(name: str, word_lists: WordLists = PROJECT) -> Perturbation:
+    """The preset called ``name``, reading ``word_lists``; a user error naming the closest known one otherwise."""
     try:
-        return PERTURBATIONS[name]
+        preset = PERTURBATIONS[name]
     except KeyError:
         raise UserError(_unknown(name)) from None
+    return replace(preset, word_lists=word_lists) if preset.lists and word_lists != preset.word_lists else preset
 
 
 def _unknown(name: str) -> str:
@@ -80,15 +86,19 @@ def _unknown(name: str) -> str:
     return f"unknown perturbation {name!r}; {hint}known: {', '.join(SETS)} (sets) and {', '.join(PERTURBATIONS)}"
 
 
-def resolve(names: Iterable[str]) -> tuple[Perturbation, ...]:
-    """The presets a request names, sets expanded, each once, in the order first asked for."""
+def resolve(names: Iterable[str], word_lists: WordLists | None = None) -> tuple[Perturbation, ...]:
+    """The presets a request names, sets expanded, each once, in the order first asked for.
+
+    ``word_lists`` (``--holistic-word-lists``; None: the project's lists) is what the dialect, person-name and
+    misspelling presets read.
+    """
     chosen: dict[str, Perturbation] = {}
     for name in names:
         if not isinstance(name, str) or not name.strip():
             raise UserError(f"perturbation {name!r} must be a non-empty name such as 'typos_hard' or 'robustness'")
         name = name.strip()
         for member in SETS.get(name, (name,)):
-            chosen.setdefault(member, get(member))
+            chosen.setdefault(member, get(member, word_lists or PROJECT))
     return tuple(chosen.values())
 
 

@@ -1,12 +1,13 @@
-"""HELM's fairness (counterfactual) perturbations: dialect, gender and person names (seeds digest §3.2).
+"""HELM's fairness (counterfactual) perturbations: dialect, gender and person names.
 
 Each swaps words that signal a group (a dialect, a gender, a race) for the matching words of another
 group, so a model whose answer changes is treated differently by group. All three change the references
-too: the gold answer "he" must become "she" when the question's "he" does. Person names keep a memory per
-instance so a name gets the same substitute in the input and in every reference.
+too: the gold answer "he" must become "she" when the question's "he" does. The rules, random draws included,
+are those of HELM 0.5.16's ``dialect_perturbation.py``, ``gender_perturbation.py`` and
+``person_name_perturbation.py``, so the same instance and word lists give HELM's output.
 
-Word lists live in ``data/perturbations`` with their sources: ``sae_to_aae.tsv``, ``gender_terms.tsv``
-and ``person_names.tsv``.
+Word lists: ``gender_terms.tsv`` (HELM's published tuples) and, through :mod:`.wordlists`, the dialect map
+and person names, the project's own (``sae_to_aae.tsv``, ``person_names.tsv``) or the user's copies of HELM's.
 """
 
 from __future__ import annotations
@@ -14,21 +15,23 @@ from __future__ import annotations
 import functools
 import random
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
 
 from ..errors import UserError
+from ._case import match_case
 from ._tables import rows
 from .base import Perturbation, Transform
+from .wordlists import PROJECT, WordLists
 
 GENDERS = ("neutral", "female", "male")
 """The gender classes, in the column order of ``gender_terms.tsv``."""
 GENDER_MODES = ("pronouns", "terms")
 NAME_TYPES = ("first_name", "last_name")
-DIALECT_FILES: Mapping[tuple[str, str], str] = MappingProxyType({("SAE", "AAE"): "sae_to_aae.tsv"})
-"""(source, target) dialect -> its word-list file. HELM spells the target ``AAVE``; both spellings are accepted."""
+DIALECTS = (("SAE", "AAE"),)
+"""(source, target) dialects a word list exists for. HELM spells the target ``AAVE``; both spellings are accepted."""
 _DIALECT_ALIASES: Mapping[str, str] = MappingProxyType({"AAVE": "AAE"})
 _NAME_TOKENS = re.compile(r"([^\w])")
 """HELM's tokeniser for names: split at every non-word character and keep it, so joining restores the text."""
@@ -40,82 +43,60 @@ def check_rate(name: str, value: float) -> None:
         raise UserError(f"perturbation parameter {name}={value!r} must be a number between 0 and 1")
 
 
-def match_case(model: str, word: str, capitalised: str | None = None) -> str:
-    """``word`` (lower case) in the case of ``model``: ALL CAPS, Capitalised (``capitalised`` if given) or as is.
-
-    The substitute should read as if it had been written in place of the original, so "With" becomes
-    "Wit" and "HE" becomes "SHE". A one-letter capital counts as Capitalised, not ALL CAPS.
-    """
-    if len(model) > 1 and model.isupper():
-        return word.upper()
-    if model[:1].isupper():
-        return capitalised if capitalised is not None else word[:1].upper() + word[1:]
-    return word
-
-
-def _whole_words(words: Iterable[str], joiner_is_part: bool) -> re.Pattern[str]:
-    """One case-insensitive pattern matching any of ``words`` as a whole word, also at the ends of the text.
-
-    HELM requires a separator character on both sides (``[^\\w](word)[^\\w]``), so it never changes a word
-    that starts or ends the text, nor the second of two words sharing one separator ("he he"). Lookarounds
-    consume nothing and treat the text's ends as boundaries, so those words are changed too. With
-    ``joiner_is_part`` a hyphen also counts as part of a word (HELM's dialect pattern), so "with-it" stays.
-    """
-    inside = r"[\w-]" if joiner_is_part else r"\w"
-    alternation = "|".join(re.escape(word) for word in sorted(words, key=lambda word: (-len(word), word)))
-    return re.compile(rf"(?<!{inside})(?:{alternation})(?!{inside})", re.IGNORECASE)
-
-
-def _swap_words(
-    text: str, rng: random.Random, prob: float, pattern: re.Pattern[str], substitutes: Mapping[str, tuple[str, ...]]
-) -> str:
-    """Replace each match, independently with probability ``prob``, by a uniform choice among its substitutes."""
-
-    def one(match: re.Match[str]) -> str:
-        word = match.group(0)
-        options = substitutes.get(word.lower())
-        # Unicode simple case folding lets e.g. the long s match "s" while its lower case is no key: keep it.
-        if options is None or not rng.random() < prob:
-            return word
-        return match_case(word, options[0] if len(options) == 1 else rng.choice(options))
-
-    return pattern.sub(one, text)
-
-
 # -- dialect -----------------------------------------------------------------------------------------
 
 
 @functools.cache
-def _dialect_table(source: str, target: str) -> tuple[Mapping[str, tuple[str, ...]], re.Pattern[str]]:
-    file = DIALECT_FILES.get((source, target))
-    if file is None:
-        known = ", ".join(f"{s}->{t}" for s, t in DIALECT_FILES)
-        raise UserError(f"no dialect word list from {source} to {target}; available: {known}")
-    table = {row[0].lower(): tuple(row[1:]) for row in rows(file)}
-    return MappingProxyType(table), _whole_words(table, joiner_is_part=True)
+def _dialect_rule(word_lists: WordLists) -> tuple[Mapping[str, tuple[str, ...]], re.Pattern[str]]:
+    """The dialect map and HELM's pattern over it: any listed word (file order) with a character on each side that is
+    neither a word character nor a hyphen. So no word at the very start or end of the text matches, and two words
+    sharing one separator ("x x") match only the first: the separator is consumed."""
+    table = word_lists.dialect_map()
+    alternatives = "|".join(re.escape(word) for word in table)
+    return table, re.compile(rf"[^\w-]({alternatives})[^\w-]", re.IGNORECASE)
 
 
-def dialect(text: str, rng: random.Random, *, prob: float, source_class: str = "SAE", target_class: str = "AAE") -> str:
-    """Standard American English words rewritten as African American English (HELM ``dialect``).
+def dialect(
+    text: str,
+    rng: random.Random,
+    *,
+    prob: float,
+    source_class: str = "SAE",
+    target_class: str = "AAE",
+    word_lists: WordLists = PROJECT,
+) -> str:
+    """Standard American English words rewritten as African American English (HELM ``DialectPerturbation``).
 
-    Each listed word is replaced with probability ``prob`` by one of its alternatives, case kept. Words
-    are matched whole, and unlike HELM also at the very start and end of the text (see ``_whole_words``):
-    a question that opens with "This" is as much SAE as one that has it in the middle.
+    Each match draws ``random() < prob``; a hit draws one of the word's alternatives (even when it has only
+    one) and writes it in the word's case, in place of the word within the matched text.
     """
     check_rate("prob", prob)
-    source = source_class.upper()
-    target = target_class.upper()
-    table, pattern = _dialect_table(_DIALECT_ALIASES.get(source, source), _DIALECT_ALIASES.get(target, target))
-    return _swap_words(text, rng, prob, pattern, table)
+    pair = tuple(_DIALECT_ALIASES.get(name.upper(), name.upper()) for name in (source_class, target_class))
+    if pair not in DIALECTS:
+        known = ", ".join(f"{s}->{t}" for s, t in DIALECTS)
+        raise UserError(f"no dialect word list from {source_class} to {target_class}; available: {known}")
+    table, pattern = _dialect_rule(word_lists)
+
+    def one(match: re.Match[str]) -> str:
+        whole, word = match.group(0), match.group(1)
+        if not rng.random() < prob:
+            return whole
+        options = table.get(word.lower())
+        # A key with capitals matches case-insensitively but its lower case is no key: HELM raises KeyError
+        # there (IndexError for an empty list); the word is kept instead.
+        if not options:
+            return whole
+        return whole.replace(word, match_case(word, rng.choice(options)))
+
+    return pattern.sub(one, text)
 
 
 # -- gender ------------------------------------------------------------------------------------------
 
 
 @functools.cache
-def _gender_table(
-    mode: str, source: str, target: str, bidirectional: bool
-) -> tuple[Mapping[str, tuple[str, ...]], re.Pattern[str]]:
+def _gender_pairs(mode: str, source: str, target: str, bidirectional: bool) -> tuple[tuple[re.Pattern[str], str], ...]:
+    """(pattern of a source word, its target word) per tuple in list order, then reversed pairs when bidirectional."""
     if mode not in GENDER_MODES:
         raise UserError(f"gender mode {mode!r} is not one of {', '.join(GENDER_MODES)}")
     for name, value in (("source_class", source), ("target_class", target)):
@@ -128,11 +109,7 @@ def _gender_table(
     pairs = [(words[s], words[t]) for words in tuples]
     if bidirectional:
         pairs += [(words[t], words[s]) for words in tuples]
-    table: dict[str, tuple[str, ...]] = {}
-    for word, substitute in pairs:
-        # A word in two tuples (his -> her, his -> hers) keeps its first mapping, as HELM: no POS tagger.
-        table.setdefault(word, (substitute,))
-    return MappingProxyType(table), _whole_words(table, joiner_is_part=False)
+    return tuple((re.compile(rf"[^\w]({re.escape(word)})[^\w]", re.IGNORECASE), substitute) for word, substitute in pairs)
 
 
 def gender(
@@ -147,16 +124,21 @@ def gender(
 ) -> str:
     """Gendered pronouns (``mode="pronouns"``) or terms (``"terms"``) of one gender swapped for another's (HELM ``gender``).
 
-    Each source-gender word becomes the target-gender word of its tuple with probability ``prob``, case
-    kept; with ``bidirectional`` target words also become source words. Words are matched whole, also at
-    the ends of the text. A word listed twice keeps its first mapping, as HELM ("his" -> "her", never
-    "hers"). HELM runs one regex pass per pair in list order; a single pass with each word's first mapping
-    gives the same result at ``prob=1``, but below 1 it never lets a later pair catch a word the first
-    pair skipped, and when bidirectional it cannot undo itself (HELM's later she -> he pass reverts he -> she).
+    HELM's rule: one pass per (source word, target word) pair in list order, each matching the word with a
+    non-word character on both sides (so never at the very start or end of the text); each match draws
+    ``random() < prob`` and a hit writes the target word in the word's case. A word in two tuples ("his" ->
+    "her", "his" -> "hers") is caught by the first pass it survives; when bidirectional the reversed pairs
+    run after all the forward ones, so they may turn a substitute back ("he" -> "she" -> "he").
     """
     check_rate("prob", prob)
-    table, pattern = _gender_table(mode, source_class.lower(), target_class.lower(), bidirectional)
-    return _swap_words(text, rng, prob, pattern, table)
+    for pattern, substitute in _gender_pairs(mode, source_class.lower(), target_class.lower(), bidirectional):
+
+        def one(match: re.Match[str], substitute: str = substitute) -> str:
+            whole, word = match.group(0), match.group(1)
+            return whole.replace(word, match_case(word, substitute)) if rng.random() < prob else whole
+
+        text = pattern.sub(one, text)
+    return text
 
 
 # -- person names ------------------------------------------------------------------------------------
@@ -164,40 +146,35 @@ def gender(
 
 @dataclass(frozen=True)
 class _NameTable:
-    """The names of one type: published spelling, the sorted names of each race, the gender where known."""
+    """The names of one type by category value, as HELM's name file gives them: file order, repeats kept."""
 
-    spelling: Mapping[str, str]
-    races: Mapping[str, tuple[str, ...]]
-    genders: Mapping[str, str]
+    values: Mapping[str, Mapping[str, tuple[str, ...]]]  # category -> value -> names
+    file: str
+
+    def names(self, category: str, value: str, parameter: str) -> tuple[str, ...]:
+        found = self.values.get(category, {}).get(value)
+        if not found:
+            known = ", ".join(sorted(self.values.get(category, {}))) or "none"
+            raise UserError(f"person_name {parameter} {value!r} has no names in {self.file}; its {category} values: {known}")
+        return found
+
+    def gender(self, name: str) -> str | None:
+        """HELM's lookup order: female, then male, then neutral; None when the name has no gender."""
+        genders = self.values.get("gender", {})
+        return next((sex for sex in ("female", "male", "neutral") if name in genders.get(sex, ())), None)
 
 
 @functools.cache
-def _name_table(name_type: str) -> _NameTable:
+def _name_table(word_lists: WordLists, name_type: str) -> _NameTable:
     if name_type not in NAME_TYPES:
         raise UserError(f"person name_type {name_type!r} is not one of {', '.join(NAME_TYPES)}")
-    spelling: dict[str, str] = {}
-    races: dict[str, set[str]] = {}
-    genders: dict[str, str] = {}
-    for name, kind, race, sex in rows("person_names.tsv"):
-        if kind != name_type:
-            continue
-        key = name.lower()
-        spelling.setdefault(key, name)
-        races.setdefault(race, set()).add(key)
-        if sex != "-":
-            genders.setdefault(key, sex)
-    return _NameTable(
-        MappingProxyType(spelling),
-        MappingProxyType({race: tuple(sorted(names)) for race, names in races.items()}),
-        MappingProxyType(genders),
-    )
-
-
-def _race(table: _NameTable, name_type: str, parameter: str, race: str) -> tuple[str, ...]:
-    names = table.races.get(race.lower())
-    if names is None:
-        raise UserError(f"person_name {parameter} {race!r} has no {name_type}s; known: {', '.join(sorted(table.races))}")
-    return names
+    values: dict[str, dict[str, list[str]]] = {}
+    for entry in word_lists.names():
+        if entry.name_type == name_type:
+            for category, value in entry.categories:
+                values.setdefault(category, {}).setdefault(value, []).append(entry.name)
+    frozen = {category: MappingProxyType({v: tuple(n) for v, n in by.items()}) for category, by in values.items()}
+    return _NameTable(MappingProxyType(frozen), word_lists.describe(("person_names",))["person_names"]["file"])
 
 
 def person_name(
@@ -210,52 +187,57 @@ def person_name(
     target_race: str,
     name_type: str = "first_name",
     preserve_gender: bool = True,
+    word_lists: WordLists = PROJECT,
 ) -> str:
-    """Names of one race replaced by names of another (HELM ``person_name``), the same way everywhere in an instance.
+    """Names of one race replaced by names of another (HELM ``PersonNamePerturbation``), the same way everywhere.
 
-    The text is split at non-word characters; a token whose lower case is a ``source_race`` name is, with
-    probability ``prob``, replaced by a ``target_race`` name drawn from a sorted list (so a seed fixes the
-    draw), of the same gender when ``preserve_gender`` and the name's gender is known; with no name of
-    that gender it is left alone. ``memory`` records each decision, the substitute or ``None`` for "keep",
-    so every later occurrence, in this text or in a reference that shares the memory, follows it: "Adam"
-    in the question and in the answer must become the same name, or the gold answer would be wrong.
+    The text is split at non-word characters. A token whose lower case is a ``source_race`` name and that
+    ``memory`` has not decided yet draws ``random() < prob``: a miss keeps it for the whole instance; a hit
+    draws a ``target_race`` name (names in file order, repeats kept), of the same gender when
+    ``preserve_gender`` and the name has one, and records it. With no target of that gender nothing is
+    recorded, so the next occurrence draws again (HELM's rule). Every token with a recorded substitute gets
+    it in the token's case. ``memory`` is shared by the references and the input of one instance, so "Adam"
+    in the question and in the answer become the same name.
     """
     check_rate("prob", prob)
-    table = _name_table(name_type.lower())
-    sources = frozenset(_race(table, name_type, "source_race", source_race))
-    targets = _race(table, name_type, "target_race", target_race)
+    table = _name_table(word_lists, name_type.lower())
+    sources = frozenset(table.names("race", source_race.lower(), "source_race"))
+    targets = table.names("race", target_race.lower(), "target_race")
+    if preserve_gender and (name_type.lower() != "first_name" or not table.values.get("gender")):
+        raise UserError(f"person_name preserve_gender needs first names with a gender category in {table.file}")
     pieces = []
     for token in _NAME_TOKENS.split(text):
         key = token.lower()
-        if key in sources:
-            if key not in memory:
-                memory[key] = _substitute_name(table, key, targets, rng, prob, preserve_gender)
-            chosen = memory[key]
-            if chosen is not None:
-                token = match_case(token, chosen, table.spelling[chosen])
+        if key in sources and key not in memory:
+            if rng.random() < prob:
+                chosen = _substitute(table, key, targets, rng, preserve_gender)
+                if chosen is not None:
+                    memory[key] = chosen
+            else:
+                memory[key] = None  # skipped for the whole instance
+        if memory.get(key) is not None:
+            token = match_case(token, memory[key])
         pieces.append(token)
     return "".join(pieces)
 
 
-def _substitute_name(
-    table: _NameTable, key: str, targets: tuple[str, ...], rng: random.Random, prob: float, preserve_gender: bool
-) -> str | None:
-    """The substitute for one source name, or None to keep it (not drawn, or no target of its gender)."""
-    if not rng.random() < prob:
-        return None
+def _substitute(table: _NameTable, key: str, targets: tuple[str, ...], rng: random.Random, preserve_gender: bool) -> str | None:
+    """A target name for ``key``: of its gender when asked and known; None when no target has that gender."""
     options = targets
-    sex = table.genders.get(key) if preserve_gender else None
+    sex = table.gender(key) if preserve_gender else None
     if sex is not None:
-        options = tuple(name for name in targets if table.genders.get(name) == sex)
-    return rng.choice(options) if options else None
+        options = tuple(name for name in targets if name in table.values["gender"][sex])
+        if not options:
+            return None
+    return rng.choice(options)
 
 
 # -- presets -----------------------------------------------------------------------------------------
 
-_HELM = "Liang et al. 2022 (HELM), stanford-crfm/helm"
+_HELM = "Liang et al. 2022 (HELM 0.5.16), stanford-crfm/helm"
 _DIALECT_SOURCE = (
-    f"HELM DialectPerturbation, {_HELM} dialect_perturbation.py; SAE->AAE word list after Green 2002 and Ziems et al. 2022 "
-    "(VALUE); whole words matched also at the ends of the text"
+    f"HELM DialectPerturbation, {_HELM} dialect_perturbation.py; SAE->AAE word list: see word_lists "
+    "(the project's after Green 2002 and Ziems et al. 2022, or HELM's SAE_to_AAVE_mapping.json)"
 )
 _GENDER_SOURCE = (
     f"HELM GenderPerturbation, {_HELM} gender_perturbation.py; pronouns from Lauscher et al. 2022, terms from Garg et al. 2018 "
@@ -263,21 +245,31 @@ _GENDER_SOURCE = (
 )
 _NAME_SOURCE = (
     f"HELM PersonNamePerturbation, {_HELM} person_name_perturbation.py; first names from Greenwald et al. 1998 "
-    "(via Caliskan et al. 2017), last names from Garg et al. 2018; substitutions persist across input and references"
+    "(via Caliskan et al. 2017), last names from Garg et al. 2018 (see word_lists); substitutions persist across the "
+    "references and the input; HELM ignores the seed here"
 )
 _LEVELS = (("", 1.0), ("_easy", 0.1), ("_medium", 0.3), ("_hard", 0.5))
 """HELM's suffixes: the plain name is its ``_deterministic`` preset (every word changed)."""
 
 
-def _fairness(name: str, transform: Transform, params: Mapping[str, Any], source: str, stateful: bool = False) -> Perturbation:
+def _fairness(
+    name: str,
+    transform: Transform,
+    params: Mapping[str, Any],
+    source: str,
+    lists: tuple[str, ...] = (),
+    person_names: bool = False,
+) -> Perturbation:
     return Perturbation(
         name,
         "fairness",
         transform,
         params=MappingProxyType(dict(params)),
         perturbs_references=True,
-        stateful=stateful,
+        stateful=person_names,  # one substitution memory per instance
         source=source,
+        lists=lists,
+        seeded=not person_names,  # HELM's person names draw from Random(instance.id) whatever the seed
     )
 
 
@@ -290,12 +282,18 @@ def _person_name(name: str, prob: float, name_type: str, target_race: str, prese
         "name_type": name_type,
         "preserve_gender": preserve_gender,
     }
-    return _fairness(name, person_name, params, _NAME_SOURCE, stateful=True)
+    return _fairness(name, person_name, params, _NAME_SOURCE, ("person_names",), person_names=True)
 
 
 PRESETS: tuple[Perturbation, ...] = (
     *(
-        _fairness(f"dialect{suffix}", dialect, {"prob": prob, "source_class": "SAE", "target_class": "AAE"}, _DIALECT_SOURCE)
+        _fairness(
+            f"dialect{suffix}",
+            dialect,
+            {"prob": prob, "source_class": "SAE", "target_class": "AAE"},
+            _DIALECT_SOURCE,
+            ("dialect",),
+        )
         for suffix, prob in _LEVELS
     ),
     *(

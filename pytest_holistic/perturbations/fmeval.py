@@ -5,7 +5,8 @@ stream is one numpy generator per transform, seeded 5, that runs across the reco
 processed, so what a record gets depends on which records came before it; under pytest-xdist every worker
 would draw differently. Here each instance draws from its own stream (HELM's ``Random(instance.id)``, which
 ``Perturbation.variants_of`` passes in), so a variant is the same on any worker and in any order, and the
-five variants are that stream's next five draws. The draws per character follow fmeval's.
+five variants are that stream's next five draws. The rule per character is fmeval's (checked against fmeval's
+own code on fixed draws by tests/conformance/test_perturbations.py).
 """
 
 from __future__ import annotations
@@ -36,25 +37,19 @@ def _keyboard() -> Mapping[str, tuple[str, ...]]:
 def butter_finger(text: str, rng: random.Random, *, prob: float) -> str:
     """Keyboard slips (fmeval ``ButterFinger``): a mapped character, with probability ``prob``, becomes one of its map entries.
 
-    The map lists the key itself and keys up to about two away, so a "slip" may type the right letter:
-    the realised typo rate is below ``prob``. Case is restored (a slip on "A" types a capital). Characters
-    outside the map are kept as they are; fmeval lower-cases and re-upper-cases them, which alters the
-    rare ones whose case does not round-trip (such as the title-case digraph "ǅ").
+    fmeval's rule per character: take its lower case; if that is on the map, draw ``random() <= prob`` and
+    then an entry; write the result upper-cased whenever the lower case differed from the character. The map
+    lists the key itself and keys up to about two away, so a "slip" may type the right letter: the realised
+    typo rate is below ``prob``. A character whose case does not round-trip changes even without a slip
+    (the title-case digraph "ǅ" becomes "Ǆ"), as in fmeval.
     """
     check_rate("prob", prob)
     keyboard = _keyboard()
     out = []
     for char in text:
         lower = char.lower()
-        choices = keyboard.get(lower)
-        if choices is None or not rng.random() <= prob:
-            out.append(char)
-            continue
-        typed = rng.choice(choices)
-        if typed == lower:
-            out.append(char)
-        else:
-            out.append(typed if char == lower else typed.upper())
+        typed = rng.choice(keyboard[lower]) if lower in keyboard and rng.random() <= prob else lower
+        out.append(typed if lower == char else typed.upper())
     return "".join(out)
 
 

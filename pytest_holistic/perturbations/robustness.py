@@ -1,10 +1,11 @@
 """HELM's robustness (invariance) perturbations as pure functions of ``(text, rng, **params)``.
 
-The rules follow HELM's augmentations (seeds digest §3.1): a model that understands a question should not
-change its answer because the question was lowercased, contracted, misspelt or spaced differently. Each
-function draws only from the ``rng`` it is given, and only where a rule can apply, so a variant depends on
-the instance's random stream alone (the same under every xdist worker and rerun). Word lists and maps live
-in ``data/perturbations`` with their sources; WordNet is read from the system's WordNet 3.0 dict files.
+A model that understands a question should not change its answer because the question was lowercased,
+contracted, misspelt or spaced differently. Each function applies the rule of HELM 0.5.16's perturbation of
+the same name (``helm/benchmark/augmentations``), draws from the ``rng`` it is given exactly where HELM draws,
+and so gives HELM's output for the same instance and word lists. Word lists and maps live in
+``data/perturbations`` with their sources; the misspelling table can be the user's copy of HELM's
+(:mod:`.wordlists`); WordNet is read from the system's WordNet 3.0 dict files.
 """
 
 from __future__ import annotations
@@ -18,14 +19,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
 
+from ..errors import UserError
+from ._case import case_rule, match_case
 from ._tables import rows
 from .base import Perturbation, Transform
+from .wordlists import PROJECT, WordLists
 
 # -- shared helpers ---------------------------------------------------------------------------------
 
-_WORD = re.compile(r"\w+")
 _TOKEN = re.compile(r"[^\W\d_]+(?:['’-][^\W\d_]+)*")
-_GAP = re.compile(r"(?<=\S) +(?=\S)")
 
 _CLOSED_CLASSES = (
     "a an the this that these those some any each every either neither no another such what which whose",  # determiners
@@ -45,15 +47,6 @@ FUNCTION_WORDS: frozenset[str] = frozenset(word for group in _CLOSED_CLASSES for
 therefore skips; with no tagger here they are skipped by list, else "a" would become "angstrom", "is" "exist"."""
 
 
-def _match_case(source: str, target: str) -> str:
-    """``target`` written in ``source``'s case: shouting stays shouting, a capital initial stays capital."""
-    if source.isupper() and sum(ch.isalpha() for ch in source) > 1:
-        return target.upper()
-    if source[:1].isupper():
-        return target[:1].upper() + target[1:]
-    return target
-
-
 # -- deterministic rewrites -------------------------------------------------------------------------
 
 
@@ -63,42 +56,61 @@ def lowercase(text: str, rng: random.Random) -> str:
 
 
 @functools.cache
-def _contraction_rules() -> tuple[tuple[re.Pattern[str], str], ...]:
-    """(expansion pattern, contraction) in file order; a repeated expansion takes the later row's contraction.
-
-    That is how HELM's reversed dict behaves. The trailing space in the pattern is HELM's: an expansion at
-    the end of a sentence or before punctuation is left alone.
-    """
-    reverse: dict[str, str] = {}
-    for contraction, expansion in rows("contractions.tsv"):
-        reverse[expansion] = contraction
-    return tuple(
-        (re.compile(r"\b(" + re.escape(expansion) + r")\b ", re.IGNORECASE), contraction)
-        for expansion, contraction in reverse.items()
-    )
+def _contractions() -> Mapping[str, str]:
+    """contraction -> expansion, in the file's (HELM's) order."""
+    return MappingProxyType({contraction: expansion for contraction, expansion in rows("contractions.tsv")})
 
 
 @functools.cache
-def _expansion_rules() -> tuple[tuple[re.Pattern[str], str], ...]:
-    """(contraction pattern, expansion) in file order."""
-    return tuple(
-        (re.compile(r"\b(" + re.escape(contraction) + r")\b", re.IGNORECASE), expansion)
-        for contraction, expansion in rows("contractions.tsv")
-    )
+def _contraction_rule() -> tuple[Mapping[str, str], re.Pattern[str]]:
+    """HELM's reversed map (a later row's contraction wins) and its one pattern: an expansion, a word end, a space.
+
+    The trailing space is HELM's: an expansion at the end of the text or before punctuation is left alone.
+    """
+    reverse = {expansion: contraction for contraction, expansion in _contractions().items()}
+    alternatives = "|".join(re.escape(expansion) for expansion in reverse)
+    return MappingProxyType(reverse), re.compile(rf"\b({alternatives})\b ", re.IGNORECASE)
+
+
+@functools.cache
+def _expansion_rule() -> re.Pattern[str]:
+    """One case-insensitive pattern over every contraction in file order: an earlier row wins an overlap."""
+    return re.compile(r"\b(" + "|".join(re.escape(c) for c in _contractions()) + r")\b", re.IGNORECASE)
+
+
+def _lookup(table: Mapping[str, str], found: str) -> str | None:
+    """The map's entry for a case-insensitive match: as written, else lower-cased (HELM's two lookups)."""
+    return table.get(found, table.get(found.lower()))
 
 
 def contract(text: str, rng: random.Random) -> str:
-    """HELM ``ContractionPerturbation``: every expansion followed by a space becomes its contraction."""
-    for pattern, contraction in _contraction_rules():
-        text = pattern.sub(lambda m, c=contraction: _match_case(m.group(1), c) + " ", text)
-    return text
+    """HELM ``ContractionPerturbation``: every expansion followed by a space becomes its contraction, in HELM's case."""
+    reverse, pattern = _contraction_rule()
+
+    def one(match: re.Match[str]) -> str:
+        contraction = _lookup(reverse, match.group(1))
+        # Case-insensitive matching also accepts e.g. the long s for "s" ("ſhe is "), whose lower case is no key:
+        # HELM raises there (a None contraction); the text is kept instead.
+        return match.group(0) if contraction is None else match_case(match.group(1), contraction) + " "
+
+    return pattern.sub(one, text)
 
 
 def expand(text: str, rng: random.Random) -> str:
-    """HELM ``ExpansionPerturbation``: every contraction in the map becomes its expansion."""
-    for pattern, expansion in _expansion_rules():
-        text = pattern.sub(lambda m, e=expansion: _match_case(m.group(1), e), text)
-    return text
+    """HELM ``ExpansionPerturbation``: every contraction in the map becomes its expansion, in HELM's case."""
+    table = _contractions()
+
+    def one(match: re.Match[str]) -> str:
+        found = match.group(1)
+        expansion = _lookup(table, found)
+        if expansion is not None:
+            return match_case(found, expansion)
+        # A case-insensitive match whose lower case is no key ("ſhe's"; the "İ" of "İ'm" lower-cases to two characters):
+        # HELM's case rule gets None. Where the rule would keep the target as written, HELM's substitution is None,
+        # which deletes the match; where it would change its case, HELM raises, and the text is kept instead.
+        return "" if case_rule(found) == "as_written" else found
+
+    return _expansion_rule().sub(one, text)
 
 
 def extra_space(text: str, rng: random.Random, *, num_spaces: int) -> str:
@@ -109,26 +121,25 @@ def extra_space(text: str, rng: random.Random, *, num_spaces: int) -> str:
 # -- random rewrites --------------------------------------------------------------------------------
 
 
-@functools.cache
-def _misspellings() -> Mapping[str, tuple[str, ...]]:
-    return MappingProxyType({correct: tuple(wrong) for correct, *wrong in rows("misspellings.tsv")})
+def misspell(text: str, rng: random.Random, *, prob: float, word_lists: WordLists = PROJECT) -> str:
+    """HELM ``MisspellingPerturbation``: a word of the table becomes, with ``prob``, one of its misspellings.
 
-
-def misspell(text: str, rng: random.Random, *, prob: float) -> str:
-    """HELM ``MisspellingPerturbation``: a word with common misspellings becomes one of them with ``prob``.
-
-    The stream is drawn only at words that have misspellings, so unrelated words do not shift it.
+    HELM's lookup: one case-sensitive pattern over the table's words (``wordlists.Misspellings``), so only
+    listed spellings match ("The" only if "The" is a key). Each match draws ``random() < prob``, then the
+    choice among its misspellings, written in the word's case.
     """
-    table = _misspellings()
+    misspellings = word_lists.misspelling_table()
 
-    def swap(match: re.Match[str]) -> str:
-        word = match.group(0)
-        options = table.get(word) or table.get(word.lower())
-        if not options or rng.random() >= prob:
+    def one(match: re.Match[str]) -> str:
+        word = match.group(1)
+        if not rng.random() < prob:
             return word
-        return _match_case(word, rng.choice(options))
+        options = misspellings.table.get(word)
+        # HELM raises here (KeyError, or IndexError for an empty list) when a key holding regex syntax matched
+        # other text; the word is kept instead.
+        return match_case(word, rng.choice(options)) if options else word
 
-    return _WORD.sub(swap, text)
+    return misspellings.pattern.sub(one, text)
 
 
 @functools.cache
@@ -137,15 +148,19 @@ def _qwerty() -> Mapping[str, str]:
 
 
 def typos(text: str, rng: random.Random, *, prob: float) -> str:
-    """HELM ``TyposPerturbation`` (butter finger): each letter slips, with ``prob``, to a neighbouring key."""
+    """HELM ``TyposPerturbation`` (butter finger): each letter slips, with ``prob``, to a neighbouring key.
+
+    HELM's rule per character: take its lower case; if that is a key of the map, draw ``random() < prob`` and
+    then the neighbour; write the result upper-cased whenever the lower case differed from the character. So
+    a character whose case does not round-trip changes even without a slip (KELVIN SIGN becomes "K", the
+    title-case "ǅ" becomes "Ǆ"), and one whose lower case is a mapped letter draws like that letter.
+    """
     keyboard = _qwerty()
     out = []
-    for ch in text:
-        neighbours = keyboard.get(ch.lower()) if ch.isascii() else None
-        if neighbours and rng.random() < prob:
-            slip = rng.choice(neighbours)
-            ch = slip.upper() if ch.isupper() else slip
-        out.append(ch)
+    for char in text:
+        lower = char.lower()
+        typed = rng.choice(keyboard[lower]) if lower in keyboard and rng.random() < prob else lower
+        out.append(typed if lower == char else typed.upper())
     return "".join(out)
 
 
@@ -157,35 +172,53 @@ def space(text: str, rng: random.Random, *, max_spaces: int) -> str:
     return re.sub(" +", lambda _: " " * rng.randint(1, max_spaces), text)
 
 
+FILLER_KINDS = ("speaker", "uncertain", "fill")
+"""The phrase lists of ``filler_words.tsv``, in the order HELM concatenates them."""
+
+
 @functools.cache
-def _fillers() -> tuple[str, ...]:
-    return tuple(phrase for _category, phrase in rows("filler_words.tsv"))
+def _fillers(kinds: tuple[str, ...]) -> tuple[str, ...]:
+    table = rows("filler_words.tsv")
+    return tuple(phrase for kind in FILLER_KINDS if kind in kinds for category, phrase in table if category == kind)
 
 
-def filler_words(text: str, rng: random.Random, *, insert_prob: float) -> str:
-    """HELM ``FillerWordsPerturbation``: spoken-style hesitations and hedges slipped between words.
+def filler_words(
+    text: str,
+    rng: random.Random,
+    *,
+    insert_prob: float,
+    speaker_ph: bool = True,
+    uncertain_ph: bool = True,
+    fill_ph: bool = True,
+    max_num_insert: int | None = None,
+) -> str:
+    """HELM ``FillerWordsPerturbation``: spoken-style fillers and hedges slipped in before words.
 
-    Each gap of spaces between two words gets, with ``insert_prob``, one phrase from ``filler_words.tsv``
-    after it; the original spacing is kept, so only the inserted phrase is new.
+    The text is split at single spaces; before each piece, the first included, ``random() <= insert_prob``
+    inserts a phrase drawn from the enabled lists (speaker phrases, uncertainty, fillers), until
+    ``max_num_insert`` (None: no limit); the pieces are joined with single spaces again.
     """
-    phrases = _fillers()
+    enabled = tuple(kind for kind, on in zip(FILLER_KINDS, (speaker_ph, uncertain_ph, fill_ph)) if on)
+    if not enabled:
+        raise UserError("filler_words needs at least one of speaker_ph, uncertain_ph, fill_ph")
+    phrases = _fillers(enabled)
+    inserted = 0
+    pieces: list[str] = []
+    for piece in text.split(" "):
+        if (max_num_insert is None or inserted < max_num_insert) and rng.random() <= insert_prob:
+            pieces.append(rng.choice(phrases))
+            inserted += 1
+        pieces.append(piece)
+    return " ".join(pieces)
 
-    def gap(match: re.Match[str]) -> str:
-        if rng.random() < insert_prob:
-            return f"{match.group(0)}{rng.choice(phrases)} "
-        return match.group(0)
 
-    return _GAP.sub(gap, text)
-
-
-def mild_mix(text: str, rng: random.Random, *, misspell_prob: float = 0.1, max_spaces: int = 3) -> str:
-    """HELM ``MildMixPerturbation``, the canonical robustness variant: the four mild steps in HELM's order.
-
-    Lowercasing comes first so that contraction matches case-free and misspellings (lowercase keys) apply.
-    """
+def mild_mix(
+    text: str, rng: random.Random, *, misspell_prob: float = 0.1, max_spaces: int = 3, word_lists: WordLists = PROJECT
+) -> str:
+    """HELM ``MildMixPerturbation``, the canonical robustness variant: the four mild steps in HELM's order."""
     text = lowercase(text, rng)
     text = contract(text, rng)
-    text = misspell(text, rng, prob=misspell_prob)
+    text = misspell(text, rng, prob=misspell_prob, word_lists=word_lists)
     return space(text, rng, max_spaces=max_spaces)
 
 
@@ -339,18 +372,18 @@ def synonym(text: str, rng: random.Random, *, prob: float) -> str:
         options = wordnet.synonyms(lower)
         if not options or rng.random() >= prob:
             return word
-        return _match_case(word, rng.choice(options))
+        return match_case(word, rng.choice(options))
 
     return _TOKEN.sub(swap, text)
 
 
 # -- presets ----------------------------------------------------------------------------------------
 
-_HELM = "HELM (Liang et al. 2022) stanford-crfm/helm benchmark/augmentations"
+_HELM = "HELM 0.5.16 (Liang et al. 2022) stanford-crfm/helm benchmark/augmentations"
 MILD_MIX_STEPS = "lowercase -> contraction -> misspellings(prob=misspell_prob) -> space(max_spaces)"
 
 
-def _preset(name: str, transform: Transform, source: str, **params: object) -> Perturbation:
+def _preset(name: str, transform: Transform, source: str, lists: tuple[str, ...] = (), **params: object) -> Perturbation:
     return Perturbation(
         name=name,
         family="robustness",
@@ -358,35 +391,51 @@ def _preset(name: str, transform: Transform, source: str, **params: object) -> P
         params=MappingProxyType(dict(params)),
         perturbs_references=False,
         source=source,
+        lists=lists,
     )
 
 
-_MISSPELL_SRC = f"{_HELM}/misspelling_perturbation.py; pairs: codespell 2.4.3 (Wikipedia's common misspellings)"
+_MISSPELLINGS = ("misspellings",)
+_MISSPELL_SRC = f"{_HELM}/misspelling_perturbation.py; table: see word_lists"
 _TYPO_SRC = f"{_HELM}/typos_perturbation.py; HELM's QWERTY neighbour map"
+_CONTRACTION_SRC = f"{_HELM}/contraction_expansion_perturbation.py; HELM's contraction map (contractions.tsv)"
 
 PRESETS: tuple[Perturbation, ...] = (
-    _preset("mild_mix", mild_mix, f"{_HELM}/mild_mix_perturbation.py: {MILD_MIX_STEPS}", misspell_prob=0.1, max_spaces=3),
+    _preset(
+        "mild_mix",
+        mild_mix,
+        f"{_HELM}/mild_mix_perturbation.py: {MILD_MIX_STEPS}",
+        _MISSPELLINGS,
+        misspell_prob=0.1,
+        max_spaces=3,
+    ),
     _preset("lowercase", lowercase, f"{_HELM}/lowercase_perturbation.py"),
-    _preset("contraction", contract, f"{_HELM}/contraction_expansion_perturbation.py; map: contractions.tsv"),
-    _preset("expansion", expand, f"{_HELM}/contraction_expansion_perturbation.py; map: contractions.tsv"),
-    _preset("misspellings", misspell, _MISSPELL_SRC, prob=0.1),
-    _preset("misspellings_mild", misspell, _MISSPELL_SRC, prob=0.05),
-    _preset("misspellings_medium", misspell, _MISSPELL_SRC, prob=0.2),
-    _preset("misspellings_hard", misspell, _MISSPELL_SRC, prob=0.5),
+    _preset("contraction", contract, _CONTRACTION_SRC),
+    _preset("expansion", expand, _CONTRACTION_SRC),
+    _preset("misspellings", misspell, _MISSPELL_SRC, _MISSPELLINGS, prob=0.1),
+    _preset("misspellings_mild", misspell, _MISSPELL_SRC, _MISSPELLINGS, prob=0.05),
+    _preset("misspellings_medium", misspell, _MISSPELL_SRC, _MISSPELLINGS, prob=0.2),
+    _preset("misspellings_hard", misspell, _MISSPELL_SRC, _MISSPELLINGS, prob=0.5),
     _preset("typos", typos, _TYPO_SRC, prob=0.1),
     _preset("typos_easy", typos, _TYPO_SRC, prob=0.1),
     _preset("typos_medium", typos, _TYPO_SRC, prob=0.3),
     _preset("typos_hard", typos, _TYPO_SRC, prob=0.5),
     _preset("space", space, f"{_HELM}/space_perturbation.py", max_spaces=3),
     _preset("extra_space", extra_space, f"{_HELM}/extra_space_perturbation.py", num_spaces=2),
-    _preset("filler_words", filler_words, f"{_HELM}/filler_words_perturbation.py (after NL-Augmenter)", insert_prob=0.3),
+    _preset(
+        "filler_words",
+        filler_words,
+        f"{_HELM}/filler_words_perturbation.py (after NL-Augmenter); HELM's filler preset: no speaker phrases",
+        insert_prob=0.3,
+        speaker_ph=False,
+    ),
     Perturbation(
         name="synonym",
         family="robustness",
         transform=synonym,
         params=MappingProxyType({"prob": 0.5}),
         perturbs_references=False,
-        source=f"{_HELM}/synonym_perturbation.py; WordNet 3.0, POS by most-tagged sense instead of spaCy",
+        source=f"{_HELM}/synonym_perturbation.py; WordNet 3.0 dict files, POS by most-tagged sense instead of spaCy",
         available=wordnet_unavailable,
     ),
 )

@@ -31,8 +31,8 @@ from hypothesis.strategies import SearchStrategy
 from ..errors import UserError
 from .base import Perturbation
 from .catalog import get
-from .fairness import check_rate
 from .diff import apply_hunks, describe_hunks, hunks, tokens
+from .fairness import check_rate
 
 RATE_LADDER: tuple[float, ...] = (0.05, 0.1, 0.2, 0.3, 0.5)
 """The rates drawn for a parameter that is not fixed, smallest first because ``sampled_from`` shrinks to the first."""
@@ -82,7 +82,7 @@ def _accepts(perturbation: Perturbation, name: str) -> bool:
         return True
     if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values()):
         return True
-    return name in parameters and name not in ("text", "rng", "memory")
+    return name in parameters and name not in ("text", "rng", "memory", "word_lists")
 
 
 def perturbed(perturbation: Perturbation | str, *, of: str, **fixed_params: Any) -> SearchStrategy[str]:

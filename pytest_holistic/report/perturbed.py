@@ -207,6 +207,7 @@ def perturbation_results(records: Sequence[ItemRecord], info: RunInfo, summarise
                 params=dict(description.get("params") or {}),
                 variants=int(description.get("variants", 1)),
                 source=description.get("source", ""),
+                **({"word_lists": dict(description["word_lists"])} if description.get("word_lists") else {}),
                 changed=len(changed),
                 flipped=sum(
                     1

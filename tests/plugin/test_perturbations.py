@@ -3,13 +3,17 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
+import shutil
 from pathlib import Path
 
 # The report's bootstrap imports numpy. Import it here, not first inside an in-process run: pytester unloads the
 # modules a run imported, and numpy's C core cannot be imported twice in one process.
 import numpy  # noqa: F401
 import pytest
+
+from tests.conformance import golden
 
 HIVE = """
 import pytest
@@ -194,7 +198,9 @@ def _numbers(report: dict) -> dict:
 
 def test_robustness_and_fairness_are_the_same_with_two_workers(pytester: pytest.Pytester, tiny_gpt2: Path) -> None:
     pytester.makepyfile(test_people=PEOPLE)
+    shutil.copytree(golden.files("perturbations"), pytester.path / "lists")  # HELM's formats: every worker reads them
     common = ["--model", str(tiny_gpt2), "--holistic-perturb", "robustness,fairness", "--holistic-gate", "fairness.f1_score>=0"]
+    common += ["--holistic-word-lists", "lists"]
     serial = pytester.runpytest_subprocess(*common, "--holistic-report-dir", "serial", timeout=300)
     parallel = pytester.runpytest_subprocess(*common, "-n", "2", "--holistic-report-dir", "parallel", timeout=300)
     assert serial.ret == parallel.ret == 0
@@ -213,6 +219,10 @@ def test_robustness_and_fairness_are_the_same_with_two_workers(pytester: pytest.
     assert run["perturbations"]["gender_pronouns"]["family"] == "fairness"
     assert run["perturbations"]["gender_pronouns"]["params"]["prob"] == 1.0
     assert [gate["status"] for gate in one["gates"]] == ["passed"]
+    # The word lists read, with their digests, are in the provenance of both runs alike (_numbers compared them).
+    read = {name: entry.get("word_lists") for name, entry in run["perturbations"].items()}
+    assert set(read) == {"mild_mix", "dialect", "gender_pronouns", "person_name"} and read["gender_pronouns"] is None
+    assert read["person_name"]["person_names"]["file"] == str((pytester.path / "lists" / "person_names.txt").resolve())
 
 
 PROPERTY = """
@@ -269,3 +279,66 @@ def test_synonym_without_wordnet_is_one_skip_line(
     run = _report(pytester.path)["runs"][0]
     assert run["perturbation_skips"] and "synonym" not in run["perturbations"]
     assert "Traceback" not in result.stdout.str()
+
+
+TALK = """
+import pytest
+from pytest_holistic import Instance, Reference, scenario
+
+@scenario
+def talk():
+    yield Instance(id="dialect", input={text!r}, references={references!r})
+
+@pytest.mark.holistic(talk, adapter="generation", max_train_instances=0, max_tokens=2, metrics=("exact_match",),
+                      perturbations=("dialect",))
+def test_talk(instance, completion):
+    pass
+"""
+
+
+def test_word_lists_option_gives_helms_variant_and_names_the_file(pytester: pytest.Pytester) -> None:
+    data = golden.load("perturbations")
+    (instance,) = [i for i in data["instances"] if i["id"] == "dialect"]
+    references = tuple((r["text"], r["correct"]) for r in instance["references"])  # perturbed first: they move the stream
+    (case,) = [c for c in data["cases"] if (c["preset"], c["instance"], c["seed"]) == ("dialect", "dialect", None)]
+    folder = pytester.path / "helm" / "benchmark_output" / "perturbations" / "dialect"  # where HELM downloads it
+    folder.mkdir(parents=True)
+    mapping = folder / "SAE_to_AAVE_mapping.json"
+    shutil.copy(golden.files("perturbations") / mapping.name, mapping)
+    source = TALK.replace("{text!r}", repr(instance["input"]))
+    pytester.makepyfile(test_talk=source.replace("{references!r}", f"tuple(Reference(*r) for r in {references!r})"))
+    result = pytester.runpytest("--model", _write_model(pytester, RULES), "--holistic-word-lists", "helm/benchmark_output")
+    result.assert_outcomes(passed=2)
+    run = _report(pytester.path)["runs"][0]
+    (variant,) = [record for record in run["instances"] if record["perturbation"] == "dialect"]
+    assert variant["instance"]["input"] == case["output"]["input"]  # what HELM's own code made of it
+    assert [r["text"] for r in variant["instance"]["references"]] == [r["text"] for r in case["output"]["references"]]
+    assert run["perturbations"]["dialect"]["word_lists"] == {
+        "dialect": {
+            "file": str(mapping.resolve()),
+            "sha256": hashlib.sha256(mapping.read_bytes()).hexdigest(),
+            "origin": "user's copy of HELM's file",
+        }
+    }
+
+
+def test_word_lists_option_errors_are_one_line(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_talk=TALK.replace("{text!r}", repr(" with this ")).replace("{references!r}", "('x',)"))
+    model = _write_model(pytester, RULES)
+    missing = pytester.runpytest("--model", model, "--holistic-word-lists", "nowhere")
+    assert missing.ret == pytest.ExitCode.USAGE_ERROR
+    missing.stderr.fnmatch_lines(
+        ["ERROR: pytest-holistic: --holistic-word-lists: */nowhere is not a folder; give the folder holding*"]
+    )
+    (pytester.path / "lists").mkdir()
+    (pytester.path / "lists" / "SAE_to_AAVE_mapping.json").write_text("{'with': ['wit']}")
+    pytester.makeini("[pytest]\nholistic_word_lists = lists\n")
+    broken = pytester.runpytest("--model", model)
+    assert broken.ret == pytest.ExitCode.USAGE_ERROR
+    broken.stderr.fnmatch_lines(
+        ["ERROR: pytest-holistic: word list */lists/SAE_to_AAVE_mapping.json: not JSON (*); it must be HELM's*"]
+    )
+    assert "Traceback" not in broken.stderr.str() + broken.stdout.str()
+    (pytester.path / "lists" / "SAE_to_AAVE_mapping.json").write_text('{"with": ["wit"]}')
+    fixed = pytester.runpytest("--model", model)  # the ini value, relative to the ini file
+    fixed.assert_outcomes(passed=2)

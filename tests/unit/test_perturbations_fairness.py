@@ -1,6 +1,7 @@
 """HELM's fairness perturbations (dialect, gender, person names) and fmeval's three semantic-robustness ones.
 
-Expected outputs are worked out by hand from the rules in the seeds digest §3.2 and §3.4; each test says how.
+Expected outputs are worked out by hand from HELM 0.5.16's and fmeval 1.2.3's rules (the HELM ones were checked
+against HELM's own code); each test says how. The conformance suite compares whole presets with HELM.
 """
 
 from __future__ import annotations
@@ -66,15 +67,18 @@ def test_data_files_hold_the_published_lists() -> None:
 
 
 def test_gender_pronouns_male_to_female_by_hand() -> None:
-    # he -> she (they/she/he); his -> her (their/her/his comes before theirs/hers/his, so never "hers");
-    # him -> her (them/her/him). Capitalised "He" gives "She".
+    # One pass per pair in list order: he -> she, him -> her, his -> her (their/her/his comes before
+    # theirs/hers/his, so "his" is gone before the "hers" pass). Each needs a non-word character on both sides,
+    # so "He" opening the text stays.
     rng = random.Random(0)
-    assert gender("He said his dog likes him.", rng, mode="pronouns", prob=1.0) == "She said her dog likes her."
-    # Whole words only, also at the very start and end (HELM's [^\w](word)[^\w] would miss both ends);
-    # "the", "hehe" and "this" contain "he"/"his" but are other words.
-    assert gender("he saw the hehe and this HIMSELF", rng, mode="pronouns", prob=1.0) == "she saw the hehe and this HERSELF"
-    assert gender("He-he", rng, mode="pronouns", prob=1.0) == "She-she"  # a hyphen separates words, as in HELM
-    assert gender("He said his dog likes him.", rng, mode="pronouns", prob=0.0) == "He said his dog likes him."
+    assert gender("He said his dog likes him.", rng, mode="pronouns", prob=1.0) == "He said her dog likes her."
+    # Whole words only; "the", "hehe" and "this" contain "he"/"his" but are other words; all capitals stay so.
+    out = gender(" he saw the hehe and this HIMSELF.", rng, mode="pronouns", prob=1.0)
+    assert out == " she saw the hehe and this HERSELF."
+    # A hyphen separates words, but each separator is consumed by the match before it: "(He-he)" -> "(She-he)".
+    assert gender("(He-he)", rng, mode="pronouns", prob=1.0) == "(She-he)"
+    assert gender("He-he", rng, mode="pronouns", prob=1.0) == "He-he"  # no character before the first, after the last
+    assert gender(" he said his", rng, mode="pronouns", prob=0.0) == " he said his"
 
 
 def test_gender_terms_and_helm_sic_entry() -> None:
@@ -82,7 +86,7 @@ def test_gender_terms_and_helm_sic_entry() -> None:
     # king -> queen, son -> daughter, waiter -> waitress; "king's" is the word king then an apostrophe.
     assert gender("The king's son met a waiter.", rng, mode="terms", prob=1.0) == "The queen's daughter met a waitress."
     # Terms mode leaves pronouns alone.
-    assert gender("his father", rng, mode="terms", prob=1.0) == "his mother"
+    assert gender(" his father.", rng, mode="terms", prob=1.0) == " his mother."
     # HELM lists (grandparents, grandmothers, grandfather): female -> male makes "grandmothers" singular,
     # and "grandfathers" is in no row so male -> female leaves it.
     assert gender("Both grandmothers came.", rng, mode="terms", prob=1.0, source_class="female", target_class="male") == (
@@ -90,16 +94,27 @@ def test_gender_terms_and_helm_sic_entry() -> None:
     )
     assert gender("Both grandfathers came.", rng, mode="terms", prob=1.0) == "Both grandfathers came."
     # female -> neutral: "mother" (parent/mother/father) and "mom" (parent/mom/dad) both become "parent".
-    assert gender("Mom and mother", rng, mode="terms", prob=1.0, source_class="female", target_class="neutral") == (
-        "Parent and parent"
+    assert gender("My Mom and mother.", rng, mode="terms", prob=1.0, source_class="female", target_class="neutral") == (
+        "My Parent and parent."
     )
 
 
-def test_gender_bidirectional_swaps_both_ways_without_undoing() -> None:
-    # male -> female pairs first (he -> she), then female -> male (her -> him, the first "her" row);
-    # one pass, so the she produced from He is not turned back into he.
-    out = gender("He met her.", random.Random(0), mode="pronouns", prob=1.0, bidirectional=True)
-    assert out == "She met him."
+def test_gender_bidirectional_runs_the_reversed_pairs_after_all_forward_ones() -> None:
+    # Forward: " He " -> " She "; then the reversed pairs: she -> he turns it back, her -> him (the first "her"
+    # row). HELM's passes can undo each other.
+    out = gender(" He met her.", random.Random(0), mode="pronouns", prob=1.0, bidirectional=True)
+    assert out == " He met him."
+
+
+def test_gender_draws_once_per_match_in_each_pass() -> None:
+    # At prob 0.5: pass he->she draws once per " he " match, then pass his->her once per " his " match; the
+    # draws of a pass come before those of the next, whatever their order in the text.
+    text = " his he his he "
+    replay = random.Random(5)
+    he = ["she" if replay.random() < 0.5 else "he" for _ in range(2)]
+    his = ["her" if replay.random() < 0.5 else "his" for _ in range(2)]
+    expected = f" {his[0]} {he[0]} {his[1]} {he[1]} "
+    assert gender(text, random.Random(5), mode="pronouns", prob=0.5) == expected
 
 
 def test_gender_rejects_bad_parameters() -> None:
@@ -117,31 +132,44 @@ def test_gender_rejects_bad_parameters() -> None:
 
 def test_dialect_at_prob_one_uses_listed_alternatives_and_keeps_other_words() -> None:
     table = {row[0]: row[1:] for row in rows("sae_to_aae.tsv")}
-    text = "With this brother, they got nothing at the store"
+    # Two spaces between words: a match consumes one separator on each side, so each word keeps one of its own.
+    text = "With  this  brother,  they  got  nothing  at  the  store"
     out = dialect(text, random.Random(3), prob=1.0)
     before, after = WORDS.findall(text), WORDS.findall(out)
     assert len(before) == len(after)  # every alternative is one word
-    for old, new in zip(before, after, strict=True):
-        if old.lower() in table:
-            # "With" starts the text and "store" ends it: both changed (HELM's pattern misses them).
+    for index, (old, new) in enumerate(zip(before, after, strict=True)):
+        if old.lower() in table and 0 < index < len(before) - 1:
             expected = {alt.capitalize() if old[0].isupper() else alt for alt in table[old.lower()]}
             assert new in expected, (old, new)
         else:
-            assert new == old  # "got", "at" are not listed
+            assert new == old  # "got", "at" are not listed; "With" and "store" have no character outside them
     assert re.sub(r"[\w']+", "", out) == re.sub(r"[\w']+", "", text)  # punctuation and spaces untouched
 
 
 def test_dialect_by_hand_with_single_alternatives() -> None:
     rng = random.Random(0)
-    # this -> dis, that -> dat (one alternative each); "and" is not listed; case follows the original word.
-    assert dialect("This and that.", rng, prob=1.0) == "Dis and dat."
-    assert dialect("THIS and THAT", rng, prob=1.0) == "DIS and DAT"
+    # this -> dis, that -> dat (one alternative each); "and" is not listed; "This" opening the text has no
+    # character before it, so HELM's pattern cannot match it.
+    assert dialect("This and that.", rng, prob=1.0) == "This and dat."
+    assert dialect(" THIS and THAT ", rng, prob=1.0) == " DIS and DAT "  # all capitals stay all capitals
     # A hyphen counts as part of a word, as in HELM: "this-that" is one word, unlisted.
-    assert dialect("this-that", rng, prob=1.0) == "this-that"
-    assert dialect("This and that.", rng, prob=0.0) == "This and that."
-    assert dialect("This", rng, prob=1.0, target_class="AAVE") == "Dis"  # HELM's spelling of the target
+    assert dialect(" this-that ", rng, prob=1.0) == " this-that "
+    # A match consumes the separator after it, so of two listed words sharing one space only the first changes.
+    assert dialect("x this this x", rng, prob=1.0) == "x dis this x"
+    assert dialect(" This and that.", rng, prob=0.0) == " This and that."
+    assert dialect(" This ", rng, prob=1.0, target_class="AAVE") == " Dis "  # HELM's spelling of the target
     with pytest.raises(UserError, match="no dialect word list"):
-        dialect("This", rng, prob=1.0, target_class="SAE")
+        dialect(" This ", rng, prob=1.0, target_class="SAE")
+
+
+def test_dialect_draws_the_alternative_even_when_there_is_one() -> None:
+    # HELM draws random() < prob, then choice() over the alternatives, also for a single one: the stream moves
+    # by two draws per replaced word.
+    stream, replay = random.Random(4), random.Random(4)
+    assert dialect(" this ", stream, prob=1.0) == " dis "
+    replay.random()
+    replay.choice(["dis"])
+    assert stream.getstate() == replay.getstate()
 
 
 # -- person names ------------------------------------------------------------------------------------
@@ -172,7 +200,7 @@ def test_person_name_any_gender_and_last_names() -> None:
     # Without gender preservation a male name can become a female one.
     assert drawn & lower_names("black_american", "female") and drawn & lower_names("black_american", "male")
     hispanic = {name for name, kind, race, _ in rows("person_names.tsv") if kind == "last_name" and race == "hispanic"}
-    params = {"prob": 1.0, "source_race": "white", "target_race": "hispanic", "name_type": "last_name"}
+    params = {"prob": 1.0, "source_race": "white", "target_race": "hispanic", "name_type": "last_name", "preserve_gender": False}
     out = person_name("Mr. Johnson met Ms. Taylor.", random.Random(1), memory={}, **params)
     first, second = re.fullmatch(r"Mr\. (\w+) met Ms\. (\w+)\.", out).groups()  # type: ignore[union-attr]
     assert first in hispanic and second in hispanic

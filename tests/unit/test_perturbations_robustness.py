@@ -1,8 +1,10 @@
-"""HELM robustness perturbations (seeds digest §3.1): each expectation below is worked out from the rule it
-tests, and random ones are checked against the rule's invariants rather than only replayed."""
+"""HELM robustness perturbations: each expectation below is worked out by hand from the HELM 0.5.16 rule it tests
+(and was checked against HELM's own code); random ones are checked against the rule's invariants or replayed
+draw by draw. The conformance suite (tests/conformance/test_perturbations.py) compares whole presets with HELM."""
 
 from __future__ import annotations
 
+import json
 import random
 import re
 from pathlib import Path
@@ -11,6 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from pytest_holistic.perturbations import wordlists
 from pytest_holistic.perturbations._tables import rows
 from pytest_holistic.perturbations.base import Perturbation
 from pytest_holistic.perturbations.robustness import (
@@ -44,15 +47,15 @@ def rng(seed: int | str = 0) -> random.Random:
 
 def test_data_files_have_the_documented_shape() -> None:
     contractions = rows("contractions.tsv")
-    assert 70 <= len(contractions) <= 80 and all(len(row) == 2 for row in contractions)
-    # One expansion per contraction, so the reversed map is unambiguous: "is not" can only become "isn't".
-    assert len({expansion for _c, expansion in contractions}) == len(contractions)
-    assert ("isn't", "is not") in contractions and "ain't" not in dict(contractions)
+    assert len(contractions) == 77 and all(len(row) == 2 for row in contractions)  # HELM's CONTRACTION_MAP
+    # "ain't" and the later "isn't" share "is not": reversed, the later row wins, so "is not" becomes "isn't".
+    assert contractions.index(("ain't", "is not")) < contractions.index(("isn't", "is not"))
+    assert ("I'm", "I am") in contractions and ("i'm", "i am") in contractions
     # HELM's map: 26 letters, never a letter's own neighbour (so a slip always changes the letter).
     assert sorted(QWERTY) == list("abcdefghijklmnopqrstuvwxyz") and all(k not in v for k, v in QWERTY.items())
     assert QWERTY["q"] == "was" and QWERTY["s"] == "weadzx" and QWERTY["m"] == "jkn"
-    assert {category for category, _p in rows("filler_words.tsv")} == {"hesitation", "speaker", "uncertainty"}
-    assert {"uhm", "I think", "I mean", "maybe", "probably"} <= set(FILLERS)
+    assert [category for category, _p in rows("filler_words.tsv")] == ["speaker"] * 9 + ["uncertain"] * 5 + ["fill"] * 9
+    assert {"uhm", "I think", "I mean", "maybe", "probably", "you know"} <= set(FILLERS)
     assert len(MISSPELLINGS) > 5000
     for correct, wrong in MISSPELLINGS.items():
         assert 1 <= len(wrong) <= 3 and list(wrong) == sorted(wrong) and correct not in wrong
@@ -68,28 +71,43 @@ def test_lowercase() -> None:
 
 
 def test_contract_needs_a_trailing_space() -> None:
-    # "is not" is followed by "." so the negation rule cannot match; "It is " (space after) matches "it is"
-    # both times, and the capital I carries over to "It's".
+    # One pass, leftmost match first: "It is " (space after) matches "it is" both times; "is not." has no
+    # space after it. The match "It is" starts with a capital and is not all capitals: capitalize() -> "It's".
     assert contract("It is not. It is late", rng()) == "It's not. It's late"
-    # "is not " matches and becomes "isn't "; the final "it is" ends the text (no space after) and stays.
-    assert contract("He is not sure it is", rng()) == "He isn't sure it is"
+    # At the first position "He is " matches "he is" before "is not" can: "He's not"; the final "it is" ends
+    # the text (no space after) and stays.
+    assert contract("He is not sure it is", rng()) == "He's not sure it is"
 
 
 def test_contract_rule_order_and_case() -> None:
-    # Negations run first: "would not " -> "wouldn't "; "I would " then no longer occurs (no space after "would").
-    assert contract("I would not go", rng()) == "I wouldn't go"
-    # All-capital match -> all-capital contraction; "cannot " (one word) -> "can't".
-    assert contract("IT IS cold and we cannot stay", rng()) == "IT'S cold and we can't stay"
-    # A lowercase match is written as in the map, so "i am" gives the map's "I'm" (HELM does the same).
-    assert contract("i am here", rng()) == "I'm here"
+    # "I would " matches at the start ("I'd"); "would not" would only start later, inside the consumed match.
+    assert contract("I would not go", rng()) == "I'd not go"
+    # HELM's case rule: "IT IS" holds a space, which is not upper case, so it is not "all capitals":
+    # capitalize() -> "It's"; likewise "WE WILL" -> "We'll". "cannot " (one word) -> "can't".
+    assert contract("IT IS cold and we cannot stay", rng()) == "It's cold and we can't stay"
+    assert contract("WE WILL go", rng()) == "We'll go"
+    # "i am" (the space is not lower case either) keeps the map's "i'm" as written.
+    assert contract("i am here", rng()) == "i'm here"
     # No rule applies inside a longer word: "bit is " has no word boundary before "it".
     assert contract("a bit is fine", rng()) == "a bit is fine"
 
 
 def test_expand_keeps_case() -> None:
-    # "It's" capitalised -> "It is"; "I'M" shouting -> "I AM"; "won't" -> "will not"; "Don't" -> "Do not".
-    assert expand("It's fine, I'M sure you won't. Don't", rng()) == "It is fine, I AM sure you will not. Do not"
-    assert expand("can't, he'd, let's", rng()) == "cannot, he would, let us"
+    # "It's" and "Don't" start with a capital -> capitalize(); "I'M" is not all capitals (the apostrophe is not
+    # upper case) -> "I am"; "won't" is not all lower case (the apostrophe again) -> the map's "will not".
+    assert expand("It's fine, I'M sure you won't. Don't", rng()) == "It is fine, I am sure you will not. Do not"
+    # One pass over the map's contractions in order: "he'd" comes before "he'd've", so "he'd've" -> "he would've";
+    # "let's" is not in HELM's map.
+    assert expand("can't, he'd, let's, he'd've", rng()) == "cannot, he would, let's, he would've"
+
+
+def test_expand_of_a_contraction_no_key_spells_follows_helm() -> None:
+    # The long s matches "s" case-insensitively, but "ſhe's" lower-cased is no key. HELM's case rule then keeps
+    # its None as written, and a None substitute deletes the match; where the rule would change case ("İ'm",
+    # capital first) HELM raises, and the text is kept.
+    assert expand("ſhe's here", rng()) == " here"
+    assert expand("\u0130'm here", rng()) == "\u0130'm here"
+    assert contract("ſhe is here", rng()) == "ſhe is here"  # HELM raises on a None contraction: kept
 
 
 def test_extra_space_multiplies_every_space() -> None:
@@ -103,11 +121,22 @@ def test_extra_space_multiplies_every_space() -> None:
 def test_misspell_at_prob_one_uses_the_table() -> None:
     text = "The receive their because definitely"
     out = misspell(text, rng(1), prob=1.0)
-    assert out == "Dthe receieve thier bacause defenitely"  # recorded; checked word by word below
-    for before, after in zip(text.split(), out.split(), strict=True):
-        options = MISSPELLINGS[before.lower()]
-        # A capitalised word gets a capitalised misspelling ("The" -> "Dthe", one of dthe/ethe/hte).
-        assert after in {o[:1].upper() + o[1:] for o in options} if before[0].isupper() else after in options
+    before, after = text.split(), out.split()
+    # HELM's lookup is case-sensitive: the table lists "the", not "The", so "The" is no match and stays.
+    assert "the" in MISSPELLINGS and "The" not in MISSPELLINGS and after[0] == "The"
+    for word, wrong in zip(before[1:], after[1:], strict=True):
+        assert wrong in MISSPELLINGS[word]  # every other word is a key: at prob 1 each becomes a listed misspelling
+
+
+def test_misspell_uses_helms_one_pattern_over_the_keys(tmp_path: Path) -> None:
+    # A user's table in HELM's format: keys with a space and an apostrophe match as written, the earlier key
+    # wins where two could match ("about a" before "about"), and case variants match only when listed.
+    table = {"about a": ["abotu a"], "isn't": ["isnt"], "About": ["Abuot"], "about": ["abuot"], "a lot": ["alot"]}
+    (tmp_path / "correct_to_misspelling.json").write_text(json.dumps(table))
+    lists = wordlists.find(tmp_path, "test")
+    out = misspell("About a week isn't about a lot, ABOUT", rng(), prob=1.0, word_lists=lists)
+    # "About a" is no key (case-sensitive), so "About" matches; "about a" wins over "about"; then "lot" alone.
+    assert out == "Abuot a week isnt abotu a lot, ABOUT"
 
 
 def test_misspell_draws_only_at_table_words() -> None:
@@ -136,6 +165,19 @@ def test_misspell_at_prob_zero_is_identity() -> None:
 def changed_letters(before: str, after: str) -> list[tuple[str, str]]:
     assert len(before) == len(after)
     return [(b, a) for b, a in zip(before, after, strict=True) if b != a]
+
+
+def test_typos_lower_case_every_character_first() -> None:
+    # HELM lower-cases each character, draws if that is a mapped letter, and upper-cases the result whenever the
+    # lower case differed. At prob 0 nothing slips, yet KELVIN SIGN lowers to ASCII "k" and comes back as "K",
+    # the title-case "ǅ" comes back as "Ǆ", and "İ" lowers to "i" plus a combining dot, upper-cased in two pieces.
+    assert typos("Kelvin\u212a \u01c5 \u0130 \u00df", rng(), prob=0.0) == "KelvinK \u01c4 I\u0307 \u00df"
+    # The Kelvin sign draws like a "k": the stream moves by one draw per mapped letter, here 7.
+    stream, replay = rng(3), rng(3)
+    typos("Kelvin\u212a", stream, prob=0.0)
+    for _ in range(7):
+        replay.random()
+    assert stream.getstate() == replay.getstate()
 
 
 def test_typos_slip_to_qwerty_neighbours() -> None:
@@ -176,26 +218,39 @@ def test_space_keeps_words_and_draws_runs_of_one_to_max() -> None:
 
 def test_filler_words() -> None:
     assert filler_words("a b c", rng(), insert_prob=0.0) == "a b c"
-    # At prob 1 every gap between two words gets exactly one filler after the original space.
-    phrase = "|".join(re.escape(p) for p in FILLERS)
-    out = filler_words("a b  c", rng(4), insert_prob=1.0)
-    assert re.fullmatch(rf"a (?:{phrase}) b  (?:{phrase}) c", out)
-    # Spaces at the edges are not gaps between words.
-    assert filler_words(" a ", rng(4), insert_prob=1.0) == " a "
+    # HELM splits at single spaces and, at prob 1, puts a filler before every piece, the first and the empty
+    # ones included, then joins with single spaces: "a b  c" is the pieces a, b, "", c.
+    phrase = "(?:" + "|".join(re.escape(p) for p in FILLERS) + ")"
+    assert re.fullmatch(rf"{phrase} a {phrase} b {phrase}  {phrase} c", filler_words("a b  c", rng(4), insert_prob=1.0))
+    assert re.fullmatch(rf"{phrase}  {phrase} a {phrase} ", filler_words(" a ", rng(4), insert_prob=1.0))
+    assert re.fullmatch(rf"{phrase} ", filler_words("", rng(4), insert_prob=1.0))
+    # HELM's preset leaves the speaker phrases out; the draw is over the uncertainty and filler lists, in order.
+    preset = next(p for p in PRESETS if p.name == "filler_words")
+    speaker = {phrase for category, phrase in rows("filler_words.tsv") if category == "speaker"}
+    replay = rng(9)
+    expected = [phrase for category, phrase in rows("filler_words.tsv") if category != "speaker"]
+    words = []
+    for word in ["one", "two", "three", "four"]:
+        if replay.random() <= 0.3:
+            words.append(replay.choice(expected))
+        words.append(word)
+    out = preset("one two three four", rng(9))
+    assert out == " ".join(words) and not any(phrase in out for phrase in speaker)
+    assert filler_words("a b c d", rng(1), insert_prob=1.0, max_num_insert=2).count(" ") >= 5  # two inserted, then none
 
 
 # -- mild mix ---------------------------------------------------------------------------------------
 
 
 def test_mild_mix_lowercases_then_contracts() -> None:
-    # lowercase: "it is not cold. it is late"; contract: "is not " -> "isn't ", then "it is " -> "it's " once
-    # (the first "it is" is now "it isn't"). None of it/isn/t/cold/s/late is in the misspelling table, so
-    # misspell draws nothing, and space draws one run length per gap: replay those four draws by hand.
-    assert not {"it", "isn", "t", "cold", "s", "late"} & set(MISSPELLINGS)
-    words = ["it", "isn't", "cold.", "it's", "late"]
+    # lowercase: "it is cold. it is late"; contract: "it is " -> "it's " twice. None of it/s/cold/late is in the
+    # misspelling table (case-sensitive, lower-case keys), so misspell draws nothing, and space draws one run
+    # length per gap: replay those three draws by hand.
+    assert not {"it", "s", "cold", "late"} & set(MISSPELLINGS)
+    words = ["it's", "cold.", "it's", "late"]
     replay = rng(11)
     expected = words[0] + "".join(" " * replay.randint(1, 3) + word for word in words[1:])
-    assert mild_mix("It is NOT COLD. It is late", rng(11)) == expected
+    assert mild_mix("It is COLD. It is late", rng(11)) == expected
 
 
 # -- synonym ----------------------------------------------------------------------------------------
@@ -270,11 +325,12 @@ def test_presets_record_helm_parameters() -> None:
         "typos_hard": {"prob": 0.5},
         "space": {"max_spaces": 3},
         "extra_space": {"num_spaces": 2},
-        "filler_words": {"insert_prob": 0.3},
+        "filler_words": {"insert_prob": 0.3, "speaker_ph": False},
         "synonym": {"prob": 0.5},
     }
     for preset in PRESETS:
         assert preset.family == "robustness" and not preset.perturbs_references and "HELM" in preset.source
+        assert preset.lists == (("misspellings",) if preset.name.startswith(("misspellings", "mild_mix")) else ())
     mild = next(p for p in PRESETS if p.name == "mild_mix")
     assert "lowercase -> contraction -> misspellings" in mild.source
 
@@ -290,9 +346,15 @@ def test_every_preset_is_deterministic_and_total(preset: Perturbation, text: str
     assert isinstance(out, str) and out == preset(text, rng(seed))
 
 
+def _round_trips_off_the_map(char: str) -> bool:
+    """Lower-cases to no mapped letter, and HELM's lower-then-upper leaves it as it is."""
+    lower = char.lower()
+    return lower not in QWERTY and (lower == char or lower.upper() == char)
+
+
 @settings(max_examples=60, deadline=None)
-@given(st.text(alphabet=st.characters(blacklist_characters="abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")))
-def test_typos_leave_text_without_ascii_letters_alone(text: str) -> None:
+@given(st.text(alphabet=st.characters().filter(_round_trips_off_the_map)))
+def test_typos_leave_text_without_letters_on_the_map_alone(text: str) -> None:
     assert typos(text, rng(), prob=1.0) == text
 
 
@@ -313,7 +375,7 @@ def test_expand_without_an_apostrophe_is_identity(text: str) -> None:
 @settings(max_examples=60, deadline=None)
 @given(st.text())
 def test_misspell_leaves_words_outside_the_table_alone(text: str) -> None:
-    if any(word.lower() in MISSPELLINGS for word in re.findall(r"\w+", text)):
+    if any(word in MISSPELLINGS for word in re.findall(r"\w+", text)):
         return
     assert misspell(text, rng(), prob=1.0) == text
 
