@@ -19,6 +19,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from pytest_holistic.scenarios.helm_rows_mc import RAFT_SUBSETS
+
 ROOT = Path(__file__).resolve().parents[3]
 SUITES = ROOT / "suites" / "core"
 EVALUATED_PER_GROUP = 3
@@ -40,22 +42,7 @@ SUITE_CASES: tuple[tuple[str, str, str, dict[str, Any]], ...] = (
     ("test_xsum.py", "test_xsum", "get_xsum_summarization_spec", {}),
     ("test_imdb.py", "test_imdb", "get_imdb_spec", {}),
     ("test_civil_comments.py", "test_civil_comments", "get_civil_comments_spec", {"demographic": "{group}"}),
-    *(
-        ("test_raft.py", f"test_raft_{subset}", "get_raft_spec", {"subset": subset})
-        for subset in (
-            "ade_corpus_v2",
-            "banking_77",
-            "neurips_impact_statement_risks",
-            "one_stop_english",
-            "overruling",
-            "semiconductor_org_types",
-            "systematic_review_inclusion",
-            "tai_safety_research",
-            "terms_of_service",
-            "tweet_eval_hate",
-            "twitter_complaints",
-        )
-    ),
+    *(("test_raft.py", f"test_raft_{subset}", "get_raft_spec", {"subset": subset}) for subset in RAFT_SUBSETS),
     ("test_synthetic_reasoning.py", "test_pattern_match", "get_synthetic_reasoning_spec", {"mode": "pattern_match"}),
     ("test_synthetic_reasoning.py", "test_variable_substitution", "get_synthetic_reasoning_spec", {"mode": "variable_substitution"}),
     ("test_synthetic_reasoning.py", "test_induction", "get_synthetic_reasoning_spec", {"mode": "induction"}),
