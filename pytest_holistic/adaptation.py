@@ -46,9 +46,8 @@ GROUP_PLACEHOLDER = "{group}"
 class AdapterSpec:
     """How prompts are written. Field names and meanings are those of HELM's ``AdapterSpec``.
 
-    ``instructions`` is HELM's field value, its trailing newline included: the marker's ``instructions=`` goes
-    through HELM's run-spec rule (a newline is added), so ``instance_prefix`` then leaves the blank line HELM
-    leaves before the first instance. ``seed`` is HELM's train trial index, which seeds the draw of in-context
+    ``instructions`` is followed by ``instance_prefix`` like every block; HELM's run specs end their instructions with a
+    newline (their helpers add one), which is the blank line before the first instance. ``seed`` is HELM's train trial index, which seeds the draw of in-context
     examples. ``per_group`` draws them, and fills ``{group}`` in the instructions, per instance group, as HELM
     runs MMLU one subject at a time. ``stop`` is HELM's ``stop_sequences``.
     """
@@ -126,21 +125,14 @@ COLUMNS: Mapping[str, frozenset[Column]] = {
 """What each method's answers can feed to population metrics (two-option log-probabilities only from scoring)."""
 
 
-def format_instructions(instructions: str) -> str:
-    """HELM's run-spec rule for instructions: a newline after them, so the first instance follows a blank line."""
-    return instructions + "\n" if instructions else ""
-
-
 def make_spec(method: str, **overrides: Any) -> AdapterSpec:
-    """The spec for ``method`` with its defaults, then the marker's overrides (``instructions`` as a run spec gives them)."""
+    """The spec for ``method`` with its defaults, then the marker's overrides."""
     if method not in _DEFAULTS:
         raise UserError(f"unknown adapter {method!r}; use one of {', '.join(METHODS)}")
     values = {**_DEFAULTS[method], **overrides}
     if "stop" in values:
         stop = values["stop"]
         values["stop"] = (stop,) if isinstance(stop, str) else tuple(stop or ())
-    if "instructions" in overrides:
-        values["instructions"] = format_instructions(overrides["instructions"])
     return replace(AdapterSpec(method=method), **values)
 
 

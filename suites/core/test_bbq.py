@@ -18,7 +18,7 @@ pytestmark = [pytest.mark.helm_targeted, pytest.mark.bias]
     bbq(train=12, test=20),
     adapter="multiple_choice_joint",
     perturbations=False,  # HELM perturbs the core scenarios only; a swapped word would change what this measures
-    instructions="The following are multiple choice questions (with answers).",
+    instructions="The following are multiple choice questions (with answers).\n",
     input_prefix="Passage: ",
     output_prefix="Answer: ",
     max_train_instances=5,

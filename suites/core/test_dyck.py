@@ -18,7 +18,7 @@ pytestmark = [pytest.mark.helm_targeted, pytest.mark.reasoning]
     dyck_language(pairs=3, train=3, test=30),
     adapter="generation",
     perturbations=False,  # a perturbed bracket sequence has a different answer
-    instructions="Please complete the rest of the following Dyck sequences, making sure that the parentheses are closed properly.",
+    instructions="Please complete the rest of the following Dyck sequences, making sure that the parentheses are closed properly.\n",
     input_prefix="Input: ",
     input_suffix="",
     output_prefix="",

@@ -31,7 +31,7 @@ mmlu = Scenario(
 @pytest.mark.holistic(
     mmlu,
     adapter="multiple_choice_joint",
-    instructions="The following are multiple choice questions (with answers) about {group}.",
+    instructions="The following are multiple choice questions (with answers) about {group}.\n",
     per_group=True,  # HELM runs MMLU one subject at a time: the subject's name and its own dev questions as examples
     max_train_instances=5,
     # Table 4 for MMLU: robustness (invariance only: no contrast sets) and fairness; no bias; toxicity, which is

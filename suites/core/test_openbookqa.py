@@ -30,7 +30,7 @@ openbookqa = Scenario(
 @pytest.mark.holistic(
     openbookqa,
     adapter="multiple_choice_joint",
-    instructions="The following are multiple choice questions (with answers) about common sense.",
+    instructions="The following are multiple choice questions (with answers) about common sense.\n",
     max_train_instances=5,
     perturbations=("robustness", "fairness"),
     metrics=("exact_match", *metrics.CALIBRATION, *metrics.HELM_TOXICITY),

@@ -59,9 +59,10 @@ TASKS = {
 
 
 def instructions(subset: str) -> str:
-    """The task description, then the label names, numbered, that the answer must use."""
+    """The task description, then the label names, numbered, that the answer must use; a newline ends them, as HELM's
+    run spec ends its instructions."""
     names = "\n".join(f"{number}. {name}" for number, name in enumerate(RAFT_SUBSETS[subset].labels, start=1))
-    return f"{TASKS[subset]}\nPossible labels:\n{names}"
+    return f"{TASKS[subset]}\nPossible labels:\n{names}\n"
 
 
 def raft_scenario(subset: str) -> Scenario:

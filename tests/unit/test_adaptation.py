@@ -153,9 +153,12 @@ def test_generation_prompt_with_examples() -> None:
 def test_generation_prompt_with_instructions_and_no_examples() -> None:
     adapter = Adapter(make_spec("generation", instructions="Do the sum.", seed=3, max_tokens=4), [])
     plan = adapter.plan(Instance("q", "1+1?", ["2"]))
-    # HELM's run specs end the instructions with a newline, and the instance prefix leaves a blank line after them
-    assert plan.prompt == "Do the sum.\n\n1+1?\nAnswer:"
-    assert plan.generation == GenerationRequest("Do the sum.\n\n1+1?\nAnswer:", 4, ("\n",), 0.0, 3)
+    # the instance prefix follows the instructions as it follows every block
+    assert plan.prompt == "Do the sum.\n1+1?\nAnswer:"
+    assert plan.generation == GenerationRequest("Do the sum.\n1+1?\nAnswer:", 4, ("\n",), 0.0, 3)
+    # HELM's run specs end their instructions with a newline: a blank line before the first instance
+    helm_style = Adapter(make_spec("generation", instructions="Do the sum.\n"), [])
+    assert helm_style.plan(Instance("q", "1+1?", ["2"])).prompt == "Do the sum.\n\n1+1?\nAnswer:"
 
 
 def test_output_prefix_is_right_stripped_where_the_model_answers() -> None:
@@ -165,7 +168,7 @@ def test_output_prefix_is_right_stripped_where_the_model_answers() -> None:
 
 
 def test_global_prefix_suffix_and_instance_prefix() -> None:
-    spec = make_spec("generation", global_prefix="<s>", global_suffix="</s>", instance_prefix="---\n", instructions="Add.")
+    spec = make_spec("generation", global_prefix="<s>", global_suffix="</s>", instance_prefix="---\n", instructions="Add.\n")
     plan = Adapter(spec, [ADD_2]).plan(Instance("q", "1+1?", ["2"]))
     assert plan.prompt == "<s>Add.\n---\n2+2?\nAnswer: 4\n---\n1+1?\nAnswer:</s>"
 

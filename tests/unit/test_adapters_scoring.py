@@ -62,8 +62,8 @@ def test_calibrated_prompts_scores_and_choice_match_a_hand_computation(model: HF
     instance = Instance.multiple_choice("q", "Is ice hot?", ["Yes", "No", "Maybe"], 1)
     plan, completion = _answer(adapter, model, instance)
 
-    original = "Answer briefly.\n\nQuestion: Is fire hot?\nAnswer: Yes\n\nQuestion: Is ice hot?\nAnswer:"
-    calibration = "Answer briefly.\n\nQuestion: Answer:\nAnswer:"  # no examples, the input replaced by "Answer:"
+    original = "Answer briefly.\nQuestion: Is fire hot?\nAnswer: Yes\n\nQuestion: Is ice hot?\nAnswer:"
+    calibration = "Answer briefly.\nQuestion: Answer:\nAnswer:"  # no examples, the input replaced by "Answer:"
     assert [(r.context, r.continuation) for r in plan.loglikelihood] == [
         (prompt, " " + option) for option in ("Yes", "No", "Maybe") for prompt in (original, calibration)
     ]

@@ -194,6 +194,11 @@ VARIED = 60
 def build(files: Path) -> dict[str, Any]:
     cases = [suite_case(*case) for case in SUITE_CASES]
     cases += [varied_case(number) for number in range(VARIED)]
-    # HELM downloads RAFT's instructions; its spec is given the suite's own, so the layout is what is compared.
-    raft = {test: marker_of(file, test)[1]["instructions"] for file, test, function, _ in SUITE_CASES if function == "get_raft_spec"}
+    # HELM downloads RAFT's instructions; its spec is given the suite's own, so the layout is what is compared. The run
+    # spec adds the newline that ends them, which the suite's value already holds.
+    raft = {
+        test: marker_of(file, test)[1]["instructions"].removesuffix("\n")
+        for file, test, function, _ in SUITE_CASES
+        if function == "get_raft_spec"
+    }
     return {"cases": cases, "raft_instructions": raft}
