@@ -69,6 +69,7 @@ class Column(Enum):
     )
     SOURCE_TEXT = "the input text of each instance (the article a summary summarises)"
     RANKED_GOLD = "whether each ranked passage is a gold match (1) or not (0), per query"
+    CLASS_ANSWER = "the correct labels of each instance and the label its answer gave, as HELM's classification F1 reads them"
 
 
 INSTANCE_COLUMNS: frozenset[Column] = frozenset({Column.BBQ_ANSWER})
