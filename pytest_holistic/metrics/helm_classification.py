@@ -17,8 +17,14 @@ run's adapter; :class:`ClassAnswer` carries which one applies to an answer.
   of its own, with F1 0, that lowers the macro average: scikit-learn's convention, as in ``f1_macro``.
 
 Per class F1 = 2 TP / (2 TP + FP + FN), 0 for a class neither true nor predicted (a given label no instance
-has); macro is the unweighted mean over the classes, micro pools the counts of all classes first. With no class
-at all (every true label empty) the numbers are undefined: None here, an error from scikit-learn in HELM.
+has); macro is the unweighted mean over the classes, micro pools the counts of all classes first. Two cases
+follow from how HELM hands its generated answers to scikit-learn, as a matrix with one column per class:
+
+* one class (a run whose gold labels are all ``True``, or one given label): scikit-learn reads the single column
+  as binary labels, so "not that class" is scored as a second class, which an answer outside the class hits
+  when the truth is outside it too; micro F1 is then the share of instances whose answer and truth agree on
+  the class;
+* no class at all (every gold text empty): undefined, None here, an error from scikit-learn in HELM.
 
 Every count is a sum over instances, so a bootstrap resample needs only how often it drew each instance
 (:func:`prepare_f1`); the unresampled value takes the same path with every weight 1, so both agree exactly.
@@ -152,6 +158,26 @@ def _per_class(weights: np.ndarray, pairs: tuple[tuple[int, int], ...], size: in
     return counts
 
 
+def _averaged(true: np.ndarray, predicted: np.ndarray, hits: np.ndarray, active: np.ndarray, average: Average) -> np.ndarray:
+    """Per resample (row), the F1 of the active classes from their counts; NaN where no class is active."""
+    import numpy as np
+
+    seen = true + predicted  # 2 TP + FP + FN; the counts are small integers, so every sum below is exact
+    defined = active.any(axis=1)
+    if average == "micro":
+        pooled, doubled = (seen * active).sum(axis=1), (2 * hits * active).sum(axis=1)
+        micro = np.divide(doubled, pooled, out=np.zeros(len(pooled)), where=pooled > 0)
+        return np.where(defined, micro, np.nan)
+    per_class = np.divide(2 * hits, seen, out=np.zeros(seen.shape), where=seen > 0)
+    # fsum: correctly rounded, so a resample's mean does not depend on how numpy would group the additions
+    return np.asarray(
+        [
+            math.fsum(row[mask]) / mask.sum() if any_ else math.nan
+            for row, mask, any_ in zip(per_class, active, defined, strict=True)
+        ]
+    )
+
+
 def _f1(classes: _Classes, average: Average) -> Callable[[np.ndarray], np.ndarray]:
     """Weights (resamples x instances) -> one F1 per resample, NaN where no class is active."""
     import numpy as np
@@ -160,24 +186,22 @@ def _f1(classes: _Classes, average: Average) -> Callable[[np.ndarray], np.ndarra
         true, predicted, hits = (
             _per_class(weights, side, classes.size) for side in (classes.true, classes.predicted, classes.hits)
         )
-        seen = true + predicted  # 2 TP + FP + FN; the counts are small integers, so every sum below is exact
         if classes.active == "given":
-            active = np.ones(seen.shape, dtype=bool)
+            active = np.ones(true.shape, dtype=bool)
         else:
-            active = (true if classes.active == "true" else seen) > 0
-        defined = active.any(axis=1)
-        if average == "micro":
-            pooled, doubled = (seen * active).sum(axis=1), (2 * hits * active).sum(axis=1)
-            micro = np.divide(doubled, pooled, out=np.zeros(len(pooled)), where=pooled > 0)
-            return np.where(defined, micro, np.nan)
-        per_class = np.divide(2 * hits, seen, out=np.zeros(seen.shape), where=seen > 0)
-        # fsum: correctly rounded, so a resample's mean does not depend on how numpy would group the additions
-        return np.asarray(
-            [
-                math.fsum(row[mask]) / mask.sum() if any_ else math.nan
-                for row, mask, any_ in zip(per_class, active, defined, strict=True)
-            ]
-        )
+            active = (true if classes.active == "true" else true + predicted) > 0
+        scores = _averaged(true, predicted, hits, active, average)
+        one = active.sum(axis=1) == 1
+        if classes.active == "seen" or not one.any():
+            return scores
+        # One class: HELM's indicator matrix has one column, which scikit-learn reads as binary labels, so
+        # "not that class" is scored as a second class (an answer and a truth both outside it are a hit).
+        total = weights.sum(axis=1)
+        t, p, h = ((side * active).sum(axis=1) for side in (true, predicted, hits))
+        true2, predicted2 = np.stack([t, total - t], axis=1), np.stack([p, total - p], axis=1)
+        hits2 = np.stack([h, total - t - p + h], axis=1)
+        binary = _averaged(true2, predicted2, hits2, true2 + predicted2 > 0, average)
+        return np.where(one, binary, scores)
 
     return values
 

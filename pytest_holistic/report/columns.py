@@ -52,7 +52,8 @@ def _class_answer(record: ItemRecord) -> ClassAnswer | None:
 
     An answer that picks an option reads as HELM's multiple-choice rule does: the first correct option is the truth,
     and an answer naming no option (a joint answer that is no letter) stays its own text. An instance without a
-    correct reference is left out (HELM refuses one).
+    correct reference is left out (HELM refuses one). The text is the adapter's, stripped: HELM's generation rule sees
+    the raw text, which differs only where a blank answer meets a label of punctuation alone (both empty in HELM's form).
     """
     completion = answer_of(record)
     instance = record.instance
