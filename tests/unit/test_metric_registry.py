@@ -58,6 +58,8 @@ def test_population_registry_holds_the_scenario_level_metrics() -> None:
         "classification_accuracy",
         "balanced_accuracy",
         *(f"{kind}_{average}" for kind in ("precision", "recall", "f1") for average in ("micro", "macro", "weighted")),
+        "classification_macro_f1",
+        "classification_micro_f1",
         "relative_improvement",
         "rr_at_10",
         "ndcg_at_10",
