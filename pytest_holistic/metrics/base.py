@@ -18,7 +18,7 @@ import functools
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar, runtime_checkable
+from typing import TYPE_CHECKING, Any, Literal, Protocol, Self, TypeVar, runtime_checkable
 
 from ..errors import HolisticError, UserError
 from ..scenarios.instance import Reference
@@ -130,7 +130,7 @@ class Score(float):
 
     metric: str
 
-    def __new__(cls, value: float, metric: str) -> Score:
+    def __new__(cls, value: float, metric: str) -> Self:
         score = super().__new__(cls, value)
         score.metric = metric
         return score

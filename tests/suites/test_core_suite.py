@@ -61,7 +61,7 @@ TABLE4: dict[str, set[str]] = {
     # Table 4 also marks bias and toxicity for MS MARCO; a ranking answer is a scored passage order with no generated
     # text to measure, so the suite leaves them out (a documented deviation).
     **dict.fromkeys(("msmarco_regular", "msmarco_trec"), _EVERY - {"toxicity"}),
-    **dict.fromkeys(("cnn_dailymail", "xsum"), {"accuracy", "bias", "toxicity", "efficiency"}),
+    **{name: {"accuracy", "bias", "toxicity", "efficiency"} for name in ("cnn_dailymail", "xsum")},
     **dict.fromkeys(("civil_comments", *HELM_CORE["RAFT"]), _EVERY | {"bias"}),
 }
 MAIN_METRIC = {
@@ -78,7 +78,7 @@ HELM_CLASSIFICATION = ("imdb", "civil_comments", *HELM_CORE["RAFT"])
 
 def _pytest(*args: str, env: dict[str, str] | None = None, timeout: int = 1500) -> subprocess.CompletedProcess[str]:
     command = [sys.executable, "-m", "pytest", *args, "-q", "-p", "no:cacheprovider"]
-    return subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=timeout, env=env)
+    return subprocess.run(command, check=False, cwd=ROOT, capture_output=True, text=True, timeout=timeout, env=env)
 
 
 def _families(run: dict) -> tuple[set[str], set[str]]:
