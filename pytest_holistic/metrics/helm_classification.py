@@ -10,11 +10,12 @@ run's adapter; :class:`ClassAnswer` carries which one applies to an answer.
   when none are given, the true labels of the instances. A true label or an answer outside the classes counts
   for no class: a wrong answer that names no label is a false negative of the true class but a false positive
   of nothing, so it lowers recall only. A ``delimiter`` splits each answer into several labels (HELM's
-  multi-label runs).
+  multi-label runs). Without one, HELM refuses an instance with several correct references; here they are all
+  its true labels.
 * Answers that pick an option (``MultipleChoiceClassificationMetric``): the true class is the text of the first
   correct option, the predicted one the text of the chosen option, or the answer itself when it names none.
   Nothing is normalised and every text on either side is a class, so an answer outside the options is a class
-  of its own, with F1 0, that lowers the macro average: scikit-learn's convention, as in ``f1_macro``.
+  of its own, with F1 0, that lowers the macro average (scikit-learn's convention).
 
 Per class F1 = 2 TP / (2 TP + FP + FN), 0 for a class neither true nor predicted (a given label no instance
 has); macro is the unweighted mean over the classes, micro pools the counts of all classes first. Two cases
@@ -83,7 +84,7 @@ class _Classes:
     size: int
     n: int
     active: Literal["given", "true", "seen"]
-    true: tuple[tuple[int, int], ...]
+    true: tuple[tuple[int, int], ...]  # sorted by class
     predicted: tuple[tuple[int, int], ...]
     hits: tuple[tuple[int, int], ...]
 
@@ -137,7 +138,7 @@ def _classes(metric: str, answers: Sequence[ClassAnswer], labels: Sequence[str] 
         return [{number[text] for text in side if text in number} for side in sides]
 
     def flat(sets: list[set[int]]) -> tuple[tuple[int, int], ...]:
-        return tuple((index, cls) for index, chosen in enumerate(sets) for cls in sorted(chosen))
+        return tuple(sorted(((index, cls) for index, chosen in enumerate(sets) for cls in chosen), key=lambda pair: pair[1]))
 
     true, predicted = pairs(truths), pairs(guesses)
     hits = [t & p for t, p in zip(true, predicted, strict=True)]
@@ -145,14 +146,16 @@ def _classes(metric: str, answers: Sequence[ClassAnswer], labels: Sequence[str] 
 
 
 def _per_class(weights: np.ndarray, pairs: tuple[tuple[int, int], ...], size: int) -> np.ndarray:
-    """For each resample (row of ``weights``) and class, how many drawn instances have that class on this side."""
+    """For each resample (row of ``weights``) and class, how many drawn instances have that class on this side.
+
+    ``pairs`` are (instance, class), sorted by class, so each class's weights are summed over one contiguous run.
+    """
     import numpy as np
 
     counts = np.zeros((weights.shape[0], size))
     if pairs:
-        by_class = sorted(pairs, key=lambda pair: pair[1])
-        instances = np.asarray([instance for instance, _ in by_class])
-        classes = np.asarray([cls for _, cls in by_class])
+        instances = np.asarray([instance for instance, _ in pairs])
+        classes = np.asarray([cls for _, cls in pairs])
         starts = np.flatnonzero(np.diff(classes, prepend=-1))
         counts[:, classes[starts]] = np.add.reduceat(weights[:, instances], starts, axis=1)
     return counts
@@ -247,7 +250,7 @@ def classification_f1(
     return None if math.isnan(value) else value
 
 
-def _registered(average: Average) -> object:
+def _registered(average: Average) -> Callable[[Sequence[ClassAnswer]], float | None]:
     def metric(answers: Sequence[ClassAnswer]) -> float | None:
         return classification_f1(answers, average)
 
