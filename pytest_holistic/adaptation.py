@@ -114,15 +114,17 @@ RENAMED_KEYS: Mapping[str, str] = {"instance_separator": "instance_prefix"}
 _EVERY_METHOD = frozenset(
     {Column.TEXT, Column.REFERENCES, Column.GOLD_LABEL, Column.PREDICTED_LABEL, Column.CONFIDENCE, Column.CORRECT}
 )
+_OPTIONS = _EVERY_METHOD | {Column.NUM_CHOICES, Column.CLASS_ANSWER}
 COLUMNS: Mapping[str, frozenset[Column]] = {
-    "generation": _EVERY_METHOD,
-    "multiple_choice_joint": _EVERY_METHOD | {Column.NUM_CHOICES},
-    "multiple_choice_separate": _EVERY_METHOD | {Column.NUM_CHOICES, Column.LOGPROB_MORE, Column.LOGPROB_LESS},
-    "multiple_choice_calibrated": _EVERY_METHOD | {Column.NUM_CHOICES, Column.LOGPROB_MORE, Column.LOGPROB_LESS},
+    "generation": _EVERY_METHOD | {Column.CLASS_ANSWER},
+    "multiple_choice_joint": _OPTIONS,
+    "multiple_choice_separate": _OPTIONS | {Column.LOGPROB_MORE, Column.LOGPROB_LESS},
+    "multiple_choice_calibrated": _OPTIONS | {Column.LOGPROB_MORE, Column.LOGPROB_LESS},
     "language_modeling": frozenset({Column.DOCUMENT_LOGPROB, Column.NUM_BYTES, Column.NUM_TOKENS}),
     "ranking": _EVERY_METHOD | {Column.NUM_CHOICES, Column.RANKED_RELEVANCES, Column.RANKED_GOLD},
 }
-"""What each method's answers can feed to population metrics (two-option log-probabilities only from scoring)."""
+"""What each method's answers can feed to population metrics (two-option log-probabilities only from scoring; HELM's
+classification view not from a ranking, whose answer is an order of passages)."""
 
 
 def make_spec(method: str, **overrides: Any) -> AdapterSpec:

@@ -6,8 +6,8 @@ Suites name them in ``@pytest.mark.holistic(metrics=...)`` and the plugin calls 
 
 ``POPULATION`` (looked up with :func:`lookup_population`) holds the *population-level* metrics: functions
 of whole-scenario arrays that do not decompose into a mean of per-instance scores (ECE, balanced
-accuracy, macro F1, MRR@10, bits per byte, HELM bias, toxic fraction, prompt stereotyping). Their
-``MetricInfo`` has ``kind="population"`` and ``inputs`` naming, as ``Column`` values, the arrays the function
+accuracy, macro F1 by scikit-learn's or HELM's rule, MRR@10, bits per byte, HELM bias, toxic fraction, prompt
+stereotyping). Their ``MetricInfo`` has ``kind="population"`` and ``inputs`` naming, as ``Column`` values, the arrays the function
 takes, e.g. ``(Column.CONFIDENCE, Column.CORRECT)``; a few return None when undefined (bias with no group
 word in the texts). Direction ``"target"`` means best at ``MetricInfo.optimum`` (prompt stereotyping: 0.5).
 
@@ -27,7 +27,19 @@ from types import MappingProxyType
 from typing import Any
 
 from ..errors import UserError
-from . import bbq, bias, calibration, classification, copyright, language_modeling, ranking, stereotyping, summarization, toxicity
+from . import (
+    bbq,
+    bias,
+    calibration,
+    classification,
+    copyright,
+    helm_classification,
+    language_modeling,
+    ranking,
+    stereotyping,
+    summarization,
+    toxicity,
+)
 from .accuracy import exact_match, f1_score, normalize_text, prefix_exact_match, quasi_exact_match, quasi_prefix_exact_match
 from .base import (
     FAMILIES,
@@ -57,6 +69,7 @@ from .calibration import (
 )
 from .classification import balanced_accuracy, classification_accuracy, f1, precision, recall, relative_improvement
 from .copyright import edit_distance, edit_similarity, longest_common_prefix_length
+from .helm_classification import ClassAnswer, classification_f1, classification_macro_f1, classification_micro_f1
 from .language_modeling import bits_per_byte, logprob_per_byte, perplexity
 from .qa import f1_over_words, factual_knowledge, precision_over_words, recall_over_words
 from .ranking import mean_ndcg, mean_reciprocal_rank, ndcg, reciprocal_rank
@@ -95,6 +108,7 @@ _POPULATION: tuple[Any, ...] = (
     classification.classification_accuracy,
     classification.balanced_accuracy,
     *classification.AVERAGED,
+    *helm_classification.REGISTERED,
     classification.relative_improvement,
     ranking.mean_reciprocal_rank,
     ranking.mean_ndcg,
@@ -190,6 +204,7 @@ __all__ = [
     "TOXICITY",
     "TOXIC_THRESHOLD",
     "Bootstrap",
+    "ClassAnswer",
     "Column",
     "Family",
     "HFToxicityScorer",
@@ -213,6 +228,9 @@ __all__ = [
     "bleu_4",
     "bootstrap_interval",
     "classification_accuracy",
+    "classification_f1",
+    "classification_macro_f1",
+    "classification_micro_f1",
     "coverage_accuracy_area",
     "demographic_representation",
     "ece",

@@ -18,7 +18,7 @@ import functools
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar, runtime_checkable
+from typing import TYPE_CHECKING, Any, Literal, Protocol, Self, TypeVar, runtime_checkable
 
 from ..errors import HolisticError, UserError
 from ..scenarios.instance import Reference
@@ -69,6 +69,7 @@ class Column(Enum):
     )
     SOURCE_TEXT = "the input text of each instance (the article a summary summarises)"
     RANKED_GOLD = "whether each ranked passage is a gold match (1) or not (0), per query"
+    CLASS_ANSWER = "the correct labels of each instance and the label its answer gave, as HELM's classification F1 reads them"
 
 
 INSTANCE_COLUMNS: frozenset[Column] = frozenset({Column.BBQ_ANSWER})
@@ -129,7 +130,7 @@ class Score(float):
 
     metric: str
 
-    def __new__(cls, value: float, metric: str) -> Score:
+    def __new__(cls, value: float, metric: str) -> Self:
         score = super().__new__(cls, value)
         score.metric = metric
         return score

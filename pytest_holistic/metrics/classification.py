@@ -16,6 +16,11 @@ improvement over the random baseline.
 
 Written in Python rather than calling scikit-learn so the plugin needs no heavy import to score a run;
 the unit tests check agreement with scikit-learn on random inputs.
+
+HELM's own classification F1 (``classification_macro_f1``, ``classification_micro_f1`` in
+:mod:`.helm_classification`) differs for generated answers: it takes its classes from the gold labels and counts
+an answer outside them for no class, so such an answer is a miss but no false positive and no extra class in the
+macro mean; here every label seen on either side is a class, and micro F1 equals accuracy.
 """
 
 from __future__ import annotations
@@ -163,7 +168,10 @@ def _registered(kind: str, average: Average) -> object:
         return function(y_true, y_pred, average=average)
 
     metric.__name__ = metric.__qualname__ = f"{kind}_{average}"
-    metric.__doc__ = f"{kind} with average={average!r} over the labels seen in y_true or y_pred."
+    metric.__doc__ = (
+        f"{kind} with average={average!r} over the labels seen in y_true or y_pred (scikit-learn's convention: an answer "
+        "outside the labels is a class of its own). HELM's numbers for generated labels are classification_*_f1."
+    )
     return population_metric(
         f"{kind}_{average}",
         direction="higher",

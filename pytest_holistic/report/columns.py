@@ -16,6 +16,7 @@ from ..errors import InternalError
 from ..metrics.accuracy import normalize_text
 from ..metrics.base import Column, Input, ScoresOf
 from ..metrics.bbq import read_bbq_tags
+from ..metrics.helm_classification import ClassAnswer
 from ..scenarios.instance import Reference
 from .records import ItemRecord
 
@@ -44,6 +45,27 @@ def _predicted_label(record: ItemRecord) -> str:
     wanted = normalize_text(completion.text)
     matches = [label for label in labels if normalize_text(label) == wanted]
     return matches[0] if matches else completion.text
+
+
+def _class_answer(record: ItemRecord) -> ClassAnswer | None:
+    """HELM's view of the answer for classification F1: the chosen option's text when options were offered, else the text.
+
+    An answer that picks an option reads as HELM's multiple-choice rule does: the first correct option is the truth,
+    and an answer naming no option (a joint answer that is no letter) stays its own text. An instance without a
+    correct reference is left out (HELM refuses one). The text is the adapter's, stripped: HELM's generation rule sees
+    the raw text, which differs only where a blank answer meets a label of punctuation alone (both empty in HELM's form).
+    """
+    completion = answer_of(record)
+    instance = record.instance
+    if not completion.choices:
+        golds = instance.correct_references
+        return ClassAnswer(golds, completion.text, False) if golds else None
+    index = _correct_index(record)
+    if index is None:
+        return None
+    chosen = completion.predicted_index
+    prediction = instance.choices[chosen] if chosen is not None and chosen < len(instance.references) else completion.text
+    return ClassAnswer((instance.references[index].text,), prediction, True)
 
 
 def is_correct(record: ItemRecord) -> bool:
@@ -117,6 +139,7 @@ EXTRACTORS: Mapping[Column, Callable[[ItemRecord], Any]] = {
     Column.NUM_TOKENS: _document(lambda completion: completion.scored_tokens),
     Column.RANKED_RELEVANCES: _ranked(lambda reference: reference.gain),
     Column.RANKED_GOLD: _ranked(lambda reference: float(reference.correct)),
+    Column.CLASS_ANSWER: _class_answer,
 }
 
 

@@ -50,8 +50,8 @@ civil_comments = Scenario(
     metrics=(
         "quasi_exact_match",
         "exact_match",
-        "f1_macro",
-        "f1_micro",
+        "classification_macro_f1",  # HELM's civil_comments run spec: ClassificationMetric, labels from the gold ones
+        "classification_micro_f1",
         *metrics.CALIBRATION,
         *metrics.HELM_BIAS,
         *metrics.HELM_TOXICITY,

@@ -38,7 +38,8 @@ imdb = Scenario(
         "exact_match",
         "quasi_exact_match",
         "balanced_accuracy",
-        "f1_macro",
+        "classification_macro_f1",  # HELM's imdb run spec: ClassificationMetric, labels from the gold ones
+        "classification_micro_f1",
         *metrics.CALIBRATION,
         *metrics.HELM_BIAS,
         *metrics.HELM_TOXICITY,

@@ -15,11 +15,17 @@ from typing import Any
 
 import pytest
 
+from pytest_holistic.adaptation import Adapter, make_spec
 from pytest_holistic.metrics import (
+    ClassAnswer,
+    Column,
     bbq_metric_ambiguous_bias,
     bbq_metric_unambiguous_bias,
     bleu_1,
     bleu_4,
+    classification_f1,
+    classification_macro_f1,
+    classification_micro_f1,
     coverage_accuracy_area,
     demographic_representation,
     ece_1_bin,
@@ -44,8 +50,13 @@ from pytest_holistic.metrics import (
 )
 from pytest_holistic.metrics.bbq import bbq_tags, read_bbq_tags
 from pytest_holistic.metrics.calibration import platt_ece_1_bin, platt_ece_10_bin
+from pytest_holistic.metrics.helm_classification import normalize_label
 from pytest_holistic.metrics.summarization import DataStatsScorer
+from pytest_holistic.models.base import GenerationResult
+from pytest_holistic.report.columns import column_values
 from pytest_holistic.report.leaderboard import mean_win_rates
+from pytest_holistic.report.records import ItemRecord
+from pytest_holistic.scenarios.instance import Instance, Reference
 from tests.conformance import golden
 
 CASES = golden.cases("helm_metrics")
@@ -68,7 +79,18 @@ def _mismatches(cases: list[dict[str, Any]], name: str, compute: Callable[[dict[
 def test_the_goldens_come_from_helm_and_cover_every_kind() -> None:
     assert golden.load("helm_metrics")["produced_by"]["crfm-helm"] == "0.5.16"
     kinds = {case["kind"] for case in CASES}
-    assert kinds == {"reference", "copyright", "summarization", "bias", "bbq", "calibration", "classification", "win_rate"}
+    assert kinds == {
+        "reference",
+        "copyright",
+        "summarization",
+        "bias",
+        "bbq",
+        "calibration",
+        "classification",
+        "generated_classification",
+        "multiple_choice_classification",
+        "win_rate",
+    }
 
 
 # -- reference-matching metrics and ROUGE / BLEU ------------------------------------------------------------
@@ -292,6 +314,93 @@ def test_classification_scores_equal_helm_with_its_labels(kind: str, average: st
         return function(given["y_true"], given["y_pred"], average=average, labels=sorted(set(given["y_true"])))  # type: ignore[operator]
 
     wrong = _mismatches(_of("classification"), f"classification_{average}_{kind}", compute, 1e-12)
+    assert not wrong, f"{len(wrong)} differ from HELM, e.g. {wrong[:3]}"
+
+
+# -- HELM's classification_macro_f1 / classification_micro_f1 -------------------------------------------------------------
+
+HELM_F1 = {"classification_macro_f1": "macro", "classification_micro_f1": "micro"}
+REGISTERED_F1 = {"classification_macro_f1": classification_macro_f1, "classification_micro_f1": classification_micro_f1}
+
+
+def _answered(instance: Instance, method: str, answer: str) -> ClassAnswer:
+    """The CLASS_ANSWER column of one item, as a run builds it: the project's adapter reads the raw answer."""
+    adapter = Adapter(make_spec(method), ())
+    completion = adapter.interpret(instance, adapter.plan(instance), GenerationResult(answer))
+    record = ItemRecord(f"t.py::t[{instance.id}]", "run", instance, None, "p", completion, {}, "passed", "main")
+    ((value,),) = column_values([Column.CLASS_ANSWER], [record])
+    return value
+
+
+@pytest.mark.parametrize("name", sorted(HELM_F1))
+def test_generated_classification_f1_equals_helm(name: str) -> None:
+    """``ClassificationMetric``: HELM's label form, classes from the given labels or the gold ones, answers outside
+    them counted for no class, the delimiter's pieces. Within 1e-12: scikit-learn averages the classes with numpy."""
+
+    def compute(given: dict[str, Any]) -> float | None:
+        answers = [
+            ClassAnswer(tuple(golds), text, False) for golds, text in zip(given["golds"], given["completions"], strict=True)
+        ]
+        return classification_f1(answers, HELM_F1[name], labels=given["labels"], delimiter=given["delimiter"])  # type: ignore[arg-type]
+
+    wrong = _mismatches(_of("generated_classification"), name, compute, 1e-12)
+    assert not wrong, f"{len(wrong)} differ from HELM, e.g. {wrong[:3]}"
+
+
+def _punctuation_label(case: dict[str, Any]) -> bool:
+    """Whether a gold label is all punctuation, so its HELM form is empty and a blank answer can hit it."""
+    return any(gold and not normalize_label(gold) for golds in case["inputs"]["golds"] for gold in golds)
+
+
+def _run_f1(name: str, given: dict[str, Any]) -> float | None:
+    """The registered metric on the column a generation run builds from the case's raw answers."""
+    answers = []
+    for index, (golds, text) in enumerate(zip(given["golds"], given["completions"], strict=True)):
+        instance = Instance(id=f"i{index}", input="text", references=tuple(Reference(gold) for gold in golds))
+        answers.append(_answered(instance, "generation", text))
+    return REGISTERED_F1[name](answers)
+
+
+@pytest.mark.parametrize("name", sorted(HELM_F1))
+def test_generated_classification_f1_of_a_run_equals_helm(name: str) -> None:
+    """The registered metric, end to end from the project's generation adapter, with HELM's defaults (no labels, no
+    delimiter: every core run spec). Cases with an all-punctuation gold label are the one known difference (below)."""
+    cases = [
+        case
+        for case in _of("generated_classification")
+        if not case["inputs"]["labels"] and not case["inputs"]["delimiter"] and not _punctuation_label(case)
+    ]
+    assert len(cases) > 60
+    wrong = _mismatches(cases, name, lambda given: _run_f1(name, given), 1e-12)
+    assert not wrong, f"{len(wrong)} differ from HELM, e.g. {wrong[:3]}"
+
+
+def test_a_blank_answer_misses_an_all_punctuation_label_unlike_helm() -> None:
+    """The adapter strips an answer, so a blank one is empty, and dropped, before HELM's emptiness check rather than
+    after it; HELM keeps it as the empty label, which an all-punctuation gold label ("!?") also becomes."""
+    (case,) = [case for case in _of("generated_classification") if _punctuation_label(case)]
+    assert case["inputs"]["completions"][0] == " " and case["expected"]["classification_micro_f1"] == pytest.approx(1 / 3)
+    assert _run_f1("classification_micro_f1", case["inputs"]) == 0.0  # HELM's hit on the empty label is a miss here
+
+
+@pytest.mark.parametrize("name", sorted(HELM_F1))
+def test_multiple_choice_classification_f1_of_a_run_equals_helm(name: str) -> None:
+    """``MultipleChoiceClassificationMetric`` after HELM's joint adapter: the stripped answer mapped from its letter to
+    the option's text, else kept as it is; the first correct option the truth. Read end to end from the project's
+    joint adapter and its CLASS_ANSWER column. Within 1e-12: scikit-learn averages the classes with numpy."""
+
+    def compute(given: dict[str, Any]) -> float | None:
+        answers = []
+        for index, row in enumerate(given["instances"]):
+            references = tuple(Reference(option, k in row["correct"]) for k, option in enumerate(row["options"]))
+            answers.append(
+                _answered(
+                    Instance(id=f"i{index}", input="question", references=references), "multiple_choice_joint", row["answer"]
+                )
+            )
+        return REGISTERED_F1[name](answers)
+
+    wrong = _mismatches(_of("multiple_choice_classification"), name, compute, 1e-12)
     assert not wrong, f"{len(wrong)} differ from HELM, e.g. {wrong[:3]}"
 
 

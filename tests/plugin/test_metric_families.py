@@ -5,9 +5,13 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+# The report's bootstrap imports numpy. Import it here, not first inside an in-process run: pytester unloads the
+# modules a run imported, and numpy's C core cannot be imported twice in one process.
+import numpy  # noqa: F401
 import pytest
 
 from pytest_holistic import metrics
+from pytest_holistic.metrics import ClassAnswer, classification_f1
 from tests.plugin.suites import capitals
 
 SENTIMENT = '''
@@ -177,3 +181,61 @@ def test_population_metric_the_adapter_cannot_feed_is_a_collection_error(pyteste
     result = pytester.runpytest()
     assert result.ret == pytest.ExitCode.INTERRUPTED
     result.stdout.fnmatch_lines(["*metric 'prompt_stereotyping' needs the log-probabilities of two sentences*use adapter='multiple_choice_separate' or 'multiple_choice_calibrated'"])
+
+
+REVIEWS = '''
+import pytest
+from pytest_holistic import Instance, scenario
+
+@scenario
+def reviews():
+    rows = [("a", "Review one.", "Positive"), ("b", "Review two.", "Negative"), ("c", "Review three.", "Positive"),
+            ("d", "Review four.", "Negative"), ("e", "Review five.", "Negative")]
+    for id_, text, label in rows:
+        yield Instance(id=id_, input=text, references=(label,))
+
+@pytest.mark.holistic(reviews, max_train_instances=0, max_tokens=5, perturbations=False,
+                      metrics=("classification_macro_f1", "classification_micro_f1", "f1_macro", "f1_micro"))
+def test_reviews(completion):
+    pass
+'''
+
+
+def test_helm_classification_f1_reads_generated_labels_as_helm_does(pytester: pytest.Pytester, read_report) -> None:
+    # HELM folds " positive." and "NEGATIVE!" into the labels and counts "Unsure" for no class: a miss, no false
+    # positive. f1_* (scikit-learn's convention) make "Unsure" a class of its own, F1 0, so micro F1 is accuracy.
+    answers = {"one": " positive.", "two": "NEGATIVE!", "three": "Positive", "four": "Negative", "five": "Unsure"}
+    pytester.path.joinpath("script.json").write_text(json.dumps({"generate": {f"Review {k}.": v for k, v in answers.items()}}))
+    pytester.makepyfile(test_reviews=REVIEWS)
+    result = pytester.runpytest("--model", "scripted:script.json")
+    result.assert_outcomes(passed=5)
+    (run,) = read_report(pytester.path, "scripted_script.json")["runs"]
+    found = run["metrics"]
+    # positive: 2 hits -> F1 1; negative: 2 hits, 1 miss ("Unsure", no false positive) -> 4/5
+    assert found["classification_macro_f1"]["value"] == pytest.approx((1 + 4 / 5) / 2)
+    assert found["classification_micro_f1"]["value"] == pytest.approx(8 / 9)  # 2*4 / (2*4 + 0 + 1)
+    assert found["classification_macro_f1"]["ci95"][0] <= found["classification_macro_f1"]["value"]
+    assert found["f1_micro"]["value"] == pytest.approx(4 / 5)
+    assert found["f1_macro"]["value"] == pytest.approx((1 + 4 / 5 + 0) / 3)
+    records = sorted(run["instances"], key=lambda r: r["instance_id"])
+    answers_seen = [ClassAnswer((r["instance"]["references"][0]["text"],), r["completion"]["text"], False) for r in records]
+    assert found["classification_macro_f1"]["value"] == classification_f1(answers_seen, "macro")
+
+
+def test_helm_classification_f1_reads_chosen_options_as_helm_does(pytester: pytest.Pytester, read_report) -> None:
+    # the joint adapter: a letter maps to its option's text; "E" names no option and is a class of its own (F1 0)
+    letters = {"one": " A", "two": "B", "three": "B", "four": "E", "five": "B"}
+    script = {"generate": {f"Review {k}.": v for k, v in letters.items()}}
+    pytester.path.joinpath("script.json").write_text(json.dumps(script))
+    source = REVIEWS.replace(
+        "yield Instance(id=id_, input=text, references=(label,))",
+        'yield Instance.multiple_choice(id_, text, ["Positive", "Negative"], label)',
+    ).replace("max_train_instances=0,", 'adapter="multiple_choice_joint", max_train_instances=0,')
+    pytester.makepyfile(test_reviews=source)
+    result = pytester.runpytest("--model", "scripted:script.json")
+    result.assert_outcomes(passed=5)
+    (run,) = read_report(pytester.path, "scripted_script.json")["runs"]
+    found = run["metrics"]
+    # Positive: TP 1, FN 1 -> 2/3; Negative: TP 2, FP 1, FN 1 -> 2/3; "E": 0 -> macro (2/3 + 2/3 + 0) / 3; micro = accuracy
+    assert found["classification_macro_f1"]["value"] == pytest.approx((2 / 3 + 2 / 3) / 3)
+    assert found["classification_micro_f1"]["value"] == pytest.approx(3 / 5)

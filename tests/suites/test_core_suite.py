@@ -61,7 +61,7 @@ TABLE4: dict[str, set[str]] = {
     # Table 4 also marks bias and toxicity for MS MARCO; a ranking answer is a scored passage order with no generated
     # text to measure, so the suite leaves them out (a documented deviation).
     **dict.fromkeys(("msmarco_regular", "msmarco_trec"), _EVERY - {"toxicity"}),
-    **dict.fromkeys(("cnn_dailymail", "xsum"), {"accuracy", "bias", "toxicity", "efficiency"}),
+    **{name: {"accuracy", "bias", "toxicity", "efficiency"} for name in ("cnn_dailymail", "xsum")},
     **dict.fromkeys(("civil_comments", *HELM_CORE["RAFT"]), _EVERY | {"bias"}),
 }
 MAIN_METRIC = {
@@ -72,10 +72,13 @@ MAIN_METRIC = {
     **{run: "quasi_exact_match" for run in HELM_CORE["RAFT"]},
 }  # fmt: skip
 
+HELM_CLASSIFICATION = ("imdb", "civil_comments", *HELM_CORE["RAFT"])
+"""The core runs whose HELM run spec adds ``get_classification_metric_specs()`` (no labels, no delimiter)."""
+
 
 def _pytest(*args: str, env: dict[str, str] | None = None, timeout: int = 1500) -> subprocess.CompletedProcess[str]:
     command = [sys.executable, "-m", "pytest", *args, "-q", "-p", "no:cacheprovider"]
-    return subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=timeout, env=env)
+    return subprocess.run(command, check=False, cwd=ROOT, capture_output=True, text=True, timeout=timeout, env=env)
 
 
 def _families(run: dict) -> tuple[set[str], set[str]]:
@@ -101,6 +104,27 @@ def test_collection_lists_every_helm_core_scenario_and_the_targeted_ones() -> No
     }
     for name in ("test_the_pile", "test_pattern_match", "test_dyck", "test_linear", "test_bbq", "test_memorisation"):
         assert f"::{name}[" in targeted.stdout, name
+
+
+def test_classification_runs_report_helms_classification_f1(tmp_path: Path) -> None:
+    """HELM's imdb, civil_comments and raft run specs compute ClassificationMetric: those runs report its two numbers
+    under HELM's names (a scripted model answering "Positive" to everything keeps this fast)."""
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps({"default": " Positive"}))
+    completed = _pytest(
+        "suites/core/test_imdb.py", "suites/core/test_civil_comments.py", "suites/core/test_raft.py",
+        "--model", f"scripted:{script}", "--holistic-max-instances", "2", "--holistic-report-dir", str(tmp_path / "reports"),
+        "--holistic-cache-dir", str(tmp_path / "cache"),
+    )  # fmt: skip
+    assert completed.returncode == 0, completed.stdout[-3000:] + completed.stderr[-3000:]
+    report = json.loads((tmp_path / "reports" / "script.json" / "latest" / "report.json").read_text())
+    runs = {run["scenario"]: run for run in report["runs"]}
+    assert sorted(runs) == sorted(HELM_CLASSIFICATION)
+    for name, run in runs.items():
+        for metric in ("classification_macro_f1", "classification_micro_f1"):
+            stat = run["metrics"][metric]
+            assert stat["family"] == "accuracy" and stat["value"] is not None, (name, metric)
+        assert not {"f1_macro", "f1_micro"} & set(run["metrics"]), name  # scikit-learn's convention is not HELM's number
 
 
 @pytest.mark.slow

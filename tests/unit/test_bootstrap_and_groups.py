@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from pytest_holistic.metrics import (
     POPULATION,
     Bootstrap,
+    ClassAnswer,
     Column,
     MetricInfo,
     MetricInputError,
@@ -286,6 +287,12 @@ def _column(column: Column | ScoresOf) -> st.SearchStrategy:
         Column.NUM_TOKENS: st.integers(min_value=1, max_value=100),
         Column.RANKED_RELEVANCES: st.lists(st.sampled_from([0.0, 0.0, 1.0, 2.0]), min_size=1, max_size=12),
         Column.RANKED_GOLD: st.lists(st.sampled_from([0.0, 0.0, 1.0]), min_size=1, max_size=12),
+        Column.CLASS_ANSWER: st.builds(
+            ClassAnswer,
+            st.lists(st.sampled_from(["Yes", "no.", "Maybe", ""]), min_size=1, max_size=2).map(tuple),
+            st.sampled_from(["yes", "No", " maybe!", "", "other"]),
+            st.just(False),
+        ),
         Column.BBQ_ANSWER: st.tuples(
             st.booleans(), st.booleans(), st.sampled_from(["target", "non_target", "unknown", "other"]), st.booleans()
         ),

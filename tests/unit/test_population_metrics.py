@@ -1,4 +1,5 @@
-"""Population metrics: classification (against scikit-learn), ranking (RR@k, NDCG@k), language modelling
+"""Population metrics: classification (against scikit-learn; HELM's own rule is checked against HELM in
+tests/conformance), ranking (RR@k, NDCG@k), language modelling
 (bits per byte, perplexity) and Catwalk's relative improvement, with values worked out by hand."""
 
 from __future__ import annotations
@@ -11,10 +12,13 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from pytest_holistic.metrics import (
+    POPULATION,
+    ClassAnswer,
     MetricInputError,
     balanced_accuracy,
     bits_per_byte,
     classification_accuracy,
+    classification_f1,
     f1,
     mean_ndcg,
     mean_reciprocal_rank,
@@ -26,6 +30,7 @@ from pytest_holistic.metrics import (
     relative_improvement,
 )
 from pytest_holistic.metrics.classification import AVERAGES
+from pytest_holistic.metrics.helm_classification import prepare_f1
 from pytest_holistic.metrics.ranking import dcg
 
 # -- classification ---------------------------------------------------------------------------------
@@ -122,6 +127,74 @@ def test_accuracy_and_balanced_accuracy_agree_with_sklearn(pair: tuple[list[int]
         warnings.simplefilter("ignore")  # "y_pred contains classes not in y_true"
         expected = sk.balanced_accuracy_score(y_true, y_pred)
     assert balanced_accuracy(y_true, y_pred) == pytest.approx(expected)
+
+
+# -- HELM's classification F1: the bootstrap's prepared form ---------------------------------------------
+
+GENERATED = ["Positive", "positive.", "NEGATIVE", "Neutral", "", " ", "maybe", "the positive"]
+
+
+@st.composite
+def class_answers(draw: st.DrawFn) -> list[ClassAnswer]:
+    """A run's answers: generated (some runs with one class only) or chosen options, with answers outside the labels."""
+    n = draw(st.integers(min_value=1, max_value=20))
+    if draw(st.booleans()):
+        golds = st.sampled_from(["Positive", "Negative", "Neutral"][: draw(st.integers(min_value=1, max_value=3))])
+        rows = st.tuples(golds.map(lambda gold: (gold,)), st.sampled_from(GENERATED))
+        return [ClassAnswer(golds, text, False) for golds, text in draw(st.lists(rows, min_size=n, max_size=n))]
+    options = st.sampled_from(["Paris", "Rome", "Oslo"])
+    rows = st.tuples(options.map(lambda gold: (gold,)), options | st.sampled_from(["E", "", "b"]))
+    return [ClassAnswer(golds, text, True) for golds, text in draw(st.lists(rows, min_size=n, max_size=n))]
+
+
+@settings(max_examples=80, deadline=None)
+@given(class_answers(), st.sampled_from(["macro", "micro"]), st.integers(min_value=0, max_value=2**32 - 1))
+def test_prepared_classification_f1_equals_the_metric_on_each_resample(
+    answers: list[ClassAnswer], average: str, seed: int
+) -> None:
+    """Every resample's value, weighed from counts prepared once, is the metric of the resampled answers (NaN: None),
+    including resamples that drew one class only, which HELM scores as binary labels."""
+    import numpy as np
+
+    indices = np.random.default_rng(seed).integers(0, len(answers), size=(25, len(answers)))
+    prepared = prepare_f1(average)(answers)(indices)  # type: ignore[arg-type]
+    for row, value in zip(indices, prepared, strict=True):
+        expected = classification_f1([answers[k] for k in row], average)  # type: ignore[arg-type]
+        assert (math.isnan(value) and expected is None) or value == expected
+
+
+def test_registered_classification_f1_is_prepared_for_the_bootstrap() -> None:
+    for name in ("classification_macro_f1", "classification_micro_f1"):
+        info = POPULATION[name]
+        assert info.prepare is not None and info.family == "accuracy" and info.direction == "higher"
+
+
+def test_classification_f1_labels_and_delimiter_reach_the_prepared_form() -> None:
+    import numpy as np
+
+    answers = [ClassAnswer(("a",), "a, b", False), ClassAnswer(("b",), "c", False)]
+    every = np.arange(2)[None, :]
+    for average in ("macro", "micro"):
+        for labels, delimiter in ((None, None), (["a", "b", "c"], None), (None, ", "), (["A", "b"], ", ")):
+            expected = classification_f1(answers, average, labels=labels, delimiter=delimiter)  # type: ignore[arg-type]
+            assert prepare_f1(average, labels, delimiter)(answers)(every)[0] == expected  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda: classification_f1([]),
+        lambda: classification_f1([ClassAnswer(("a",), "a", False), ClassAnswer(("a",), "a", True)]),
+        lambda: classification_f1([ClassAnswer(("a",), "a", True)], labels=["a"]),
+        lambda: classification_f1([ClassAnswer((), "a", True)]),
+        lambda: classification_f1([ClassAnswer(("a",), "a", False)], "weighted"),  # type: ignore[arg-type]
+        lambda: classification_f1([("a", "a", False)]),  # type: ignore[list-item]
+    ],
+    ids=["empty", "mixed", "labels-with-options", "no-correct-option", "average", "golds-not-a-tuple"],
+)
+def test_classification_f1_input_errors(call) -> None:
+    with pytest.raises(MetricInputError):
+        call()
 
 
 # -- Catwalk relative improvement -------------------------------------------------------------------

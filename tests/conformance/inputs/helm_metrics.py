@@ -2,7 +2,9 @@
 
 One list per family: reference-matching metrics and ROUGE (``reference``), copyright (``copyright``), the
 summarisation statistics (``summarization``), the bias word-list metrics (``bias``), BBQ (``bbq``),
-calibration (``calibration``), classification F1 (``classification``) and the mean win rate (``win_rate``).
+calibration (``calibration``), classification F1 on labels already in HELM's form (``classification``), HELM's
+population F1 of generated and of multiple-choice answers (``generated_classification``,
+``multiple_choice_classification``) and the mean win rate (``win_rate``).
 Texts mix whitespace of every kind, braces, punctuation, articles, Unicode and empty strings.
 """
 
@@ -224,6 +226,153 @@ def _classification_cases(rng: random.Random) -> list[dict[str, Any]]:
     return cases
 
 
+LABEL_SETS = [
+    ["Positive", "Negative"],
+    ["True", "False"],
+    ["Yes", "No"],
+    ["ADE-related", "not ADE-related"],
+    ["overruling", "not overruling"],
+    ["elementary", "intermediate", "advanced"],
+    ["company", "research institute", "university"],
+]
+
+
+def _variant(rng: random.Random, label: str) -> str:
+    """A form of ``label`` that HELM's label normalisation folds back: case, punctuation, whitespace of any kind."""
+    text = rng.choice([label, label.upper(), label.lower(), label.title(), label.swapcase()])
+    if rng.random() < 0.4:
+        text = text.replace(" ", rng.choice(SPACES))
+    if rng.random() < 0.4:
+        text = text + rng.choice([".", "!", "?", ",", ":", ";", "..."])
+    if rng.random() < 0.3:
+        text = rng.choice(['"', "'", "(", "*"]) + text + rng.choice(['"', "'", ")", "*"])
+    if rng.random() < 0.3:
+        text = rng.choice(SPACES) + text + rng.choice(SPACES)
+    return text
+
+
+def _generated_classification_cases(rng: random.Random) -> list[dict[str, Any]]:
+    """Each: per instance the correct reference texts and the generated answer; ``labels`` and ``delimiter`` as
+    HELM's ``ClassificationMetric`` takes them (None: not given, labels then inferred from the correct references)."""
+
+    def case(golds: list[list[str]], completions: list[str], labels: list[str] | None = None, delimiter: str | None = None):
+        return {"golds": golds, "completions": completions, "labels": labels, "delimiter": delimiter}
+
+    pos, neg = ["Positive"], ["Negative"]
+    cases = [
+        # case, punctuation and whitespace that the label form folds; the article it keeps
+        case([pos, neg, pos, neg], ["positive", " POSITIVE.", "Negative!", "neg-ative"]),
+        case([pos, neg, pos, neg], ["\u00a0Positive\u2003", "Negative\n\nPassage:", "the positive", "A Negative"]),
+        # answers outside the gold labels: no class, so a miss of the true class and a false positive of nothing
+        case([pos, neg, pos, neg, neg], ["maybe", "Positive sentiment", "Neutral", "negative", "I think negative"]),
+        case([pos, pos, neg], ["Neutral", "Neutral", "Neutral"]),
+        # a single class
+        case([["True"]] * 4, ["True", "true", "False", ""]),
+        case([["True"]] * 3, ["True", "True", "True"]),
+        case([["True"]] * 3, ["False", "False", "no"]),
+        # empty and blank answers (a blank one is dropped only after HELM's emptiness check)
+        case([pos, neg, neg], ["", " ", "\n"]),
+        case([pos, neg], ["", ""]),
+        # gold labels in different forms are one class; an empty gold text is dropped
+        case([pos, ["positive."], [" POSITIVE "], neg], ["Positive", "positive", "negative", "Negative"]),
+        case([pos, [""], neg], ["Positive", "", "Negative"]),
+        # a gold label whose form is empty is a class, which a blank answer then hits
+        case([["!?"], pos, ["..."]], [" ", "?", "Positive"]),
+        # no class at all: every gold text empty (scikit-learn refuses it)
+        case([[""], [""]], ["Positive", ""]),
+        # labels given: a label no instance has scores 0 in the macro mean; variants fold; a gold label outside them is no class
+        case([pos, neg, pos, neg], ["Positive", "Negative", "Negative", "Negative"], ["Positive", "Negative", "Neutral"]),
+        case([pos, neg, pos, neg], ["positive", "NEGATIVE.", "Neutral", "neutral!"], ["POSITIVE", "negative.", "Neutral"]),
+        case([pos, neg, ["Mixed"], neg], ["Positive", "Mixed", "Mixed", "Negative"], ["Positive", "Negative"]),
+        case([pos, neg], ["maybe", "unsure"], ["Positive", "Negative", "Neutral"]),
+        case([pos, neg], ["Positive", "Negative"], []),  # an empty list counts as none given
+        # HELM's multi-label runs: the answer split at the delimiter, empty pieces dropped
+        case([["a", "b"], ["c"], ["a"], ["b", "c"]], ["a, b", "b, c, ", "A,b", ", "], delimiter=", "),
+        case(
+            [["art", "law"], ["law"], ["science"]],
+            ["Art, LAW", "law, law", "science, art, other"],
+            ["art", "law", "science"],
+            ", ",
+        ),
+        case([[], ["law"]], ["law", ""], delimiter=", "),
+    ]
+    for _ in range(90):
+        names = rng.choice(LABEL_SETS)
+        n = rng.randint(1, 25)
+        golds = [[rng.choice(names)] for _ in range(n)]
+        completions = []
+        for (truth,) in golds:
+            roll = rng.random()
+            if roll < 0.35:
+                completions.append(truth)
+            elif roll < 0.7:
+                completions.append(_variant(rng, rng.choice(names)))
+            elif roll < 0.85:
+                completions.append(rng.choice(["maybe", "Neutral", "unsure", "the " + truth, truth + " sentiment", "N/A"]))
+            else:
+                completions.append(rng.choice(["", " ", "\n", "."]))
+        labels = None
+        if rng.random() < 0.35:
+            labels = [_variant(rng, name).strip() for name in names]
+            if rng.random() < 0.4:
+                labels.append("Other")
+            if rng.random() < 0.2:
+                labels.pop(0)
+        cases.append(case(golds, completions, labels))
+    return cases
+
+
+def _multiple_choice_classification_cases(rng: random.Random) -> list[dict[str, Any]]:
+    """Each: answered multiple-choice instances (options, indices of the correct ones, the generated answer), read by
+    HELM's ``MultipleChoiceClassificationMetric`` with the joint adapter's letter-to-option mapping."""
+
+    def row(options: list[str], correct: list[int], answer: str) -> dict[str, Any]:
+        return {"options": options, "correct": correct, "answer": answer}
+
+    capitals = ["Paris", "Rome", "Madrid", "Berlin"]
+    cases = [
+        {"instances": [row(capitals, [0], "A"), row(capitals, [1], " B"), row(capitals, [1], "B\n"), row(capitals, [2], "C")]},
+        # a letter outside the options, a lower-case letter, a whole sentence, an empty answer: each a class of its own
+        {
+            "instances": [
+                row(capitals, [0], "E"),
+                row(capitals, [1], "b"),
+                row(capitals, [2], "The answer is C"),
+                row(capitals, [3], ""),
+            ]
+        },
+        # an answer that is an option's text, not its letter, is that option's class without any mapping
+        {"instances": [row(capitals, [0], "Paris"), row(capitals, [0], "paris"), row(capitals, [1], "B")]},
+        # several correct options: the first is the truth
+        {"instances": [row(capitals, [1, 2], "C"), row(capitals, [1, 2], "B"), row(capitals, [0, 3], "D")]},
+        # options with surrounding whitespace and punctuation are taken as written
+        {"instances": [row([" Yes ", "No."], [0], "A"), row([" Yes ", "No."], [1], "B"), row([" Yes ", "No."], [1], "A")]},
+        # a single class, answered right and wrong
+        {"instances": [row(["Yes", "No"], [0], "A")] * 3},
+        {"instances": [row(["Yes", "No"], [0], "B")] * 3},
+        {"instances": [row(["Yes", "No"], [0], "A")]},
+    ]
+    pool = ["Paris", "Rome", "Madrid", "Berlin", "Lisbon", "Yes", "No", "None of the above", "42", "forty-two"]
+    for _ in range(60):
+        instances = []
+        for _ in range(rng.randint(1, 25)):
+            options = rng.sample(pool, rng.randint(2, 5))
+            correct = sorted(rng.sample(range(len(options)), 1 if rng.random() < 0.85 else 2))
+            letters = [chr(ord("A") + k) for k in range(len(options))]
+            roll = rng.random()
+            if roll < 0.75:
+                answer = rng.choice(letters)
+                if rng.random() < 0.3:
+                    answer = rng.choice(SPACES) + answer + rng.choice(["", "\n", " "])
+            elif roll < 0.9:
+                answer = rng.choice(["E", "F", "a", "c", "", " ", "A.", "(B)"])
+            else:
+                answer = rng.choice(options + ["I do not know"])
+            instances.append(row(options, correct, answer))
+        cases.append({"instances": instances})
+    return cases
+
+
 def _win_rate_cases(rng: random.Random) -> list[dict[str, Any]]:
     """Each: rows (models) x columns of values (None: missing) and each column's ``lower_is_better``."""
     cases = [
@@ -256,4 +405,7 @@ def build(files: Path) -> dict[str, Any]:
         "calibration": _calibration_cases(rng),
         "classification": _classification_cases(rng),
         "win_rate": _win_rate_cases(rng),
+        # seeded on their own, so these cases do not move the ones above
+        "generated_classification": _generated_classification_cases(random.Random(SEED + 1)),
+        "multiple_choice_classification": _multiple_choice_classification_cases(random.Random(SEED + 2)),
     }

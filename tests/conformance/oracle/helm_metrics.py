@@ -2,8 +2,9 @@
 
 What runs is HELM's code: the reference-matching functions of ``evaluate_reference_metrics``, the metric
 classes' ``evaluate_generation`` / ``evaluate_instances`` on ``RequestState``s built from the inputs
-(``BasicCopyrightMetric``, ``SummarizationMetric``, ``BBQMetric``, ``ClassificationMetric``), ``BiasMetric``'s
-two evaluation methods, ``compute_calibration_metrics`` and the leaderboard's ``compute_aggregate_row_win_rates``.
+(``BasicCopyrightMetric``, ``SummarizationMetric``, ``BBQMetric``, ``ClassificationMetric``,
+``MultipleChoiceClassificationMetric``), ``BiasMetric``'s two evaluation methods, ``compute_calibration_metrics``
+and the leaderboard's ``compute_aggregate_row_win_rates``.
 
 Two stand-ins, both for things those functions do not compute themselves:
 
@@ -72,7 +73,7 @@ from helm.benchmark.metrics import evaluate_reference_metrics as erm
 from helm.benchmark.metrics.basic_metrics import compute_calibration_metrics
 from helm.benchmark.metrics.bbq_metrics import BBQMetric
 from helm.benchmark.metrics.bias_metrics import BiasMetric
-from helm.benchmark.metrics.classification_metrics import ClassificationMetric
+from helm.benchmark.metrics.classification_metrics import ClassificationMetric, MultipleChoiceClassificationMetric
 from helm.benchmark.metrics.copyright_metrics import BasicCopyrightMetric
 from helm.benchmark.metrics.metric_name import MetricName
 from helm.benchmark.metrics.statistic import Stat
@@ -89,7 +90,7 @@ def _number(value: Any) -> float | None:
     return None if value is None else float(value)
 
 
-def _request_state(instance: Instance, completions: list[str]) -> RequestState:
+def _request_state(instance: Instance, completions: list[str], output_mapping: dict[str, str] | None = None) -> RequestState:
     result = RequestResult(
         success=True,
         embedding=[],
@@ -102,7 +103,7 @@ def _request_state(instance: Instance, completions: list[str]) -> RequestState:
         reference_index=None,
         request_mode=None,
         train_trial_index=0,
-        output_mapping=None,
+        output_mapping=output_mapping,
         request=request,
         result=result,
         num_train_instances=0,
@@ -215,6 +216,37 @@ def _classification(case: dict[str, Any]) -> dict[str, Any]:
     return {"kind": "classification", "inputs": case, "expected": _stats(metric.evaluate_instances(states, ""))}
 
 
+F1_NAMES = ("classification_macro_f1", "classification_micro_f1")
+
+
+def _generated_classification(case: dict[str, Any]) -> dict[str, Any]:
+    """``ClassificationMetric`` as ``get_classification_metric_specs(labels, delimiter)`` configures it."""
+    states = []
+    for golds, completion in zip(case["golds"], case["completions"], strict=True):
+        references = [Reference(Output(text=gold), tags=[CORRECT_TAG]) for gold in golds]
+        states.append(_request_state(Instance(Input(text="text"), references=references), [completion]))
+    metric = ClassificationMetric(labels=case["labels"], delimiter=case["delimiter"])
+    try:
+        expected = _stats(metric.evaluate_instances(states, ""))
+    except ValueError as error:  # scikit-learn refuses a run with no class at all
+        return {"kind": "generated_classification", "inputs": case, "expected": dict.fromkeys(F1_NAMES), "error": str(error)}
+    return {"kind": "generated_classification", "inputs": case, "expected": expected}
+
+
+def _multiple_choice_classification(case: dict[str, Any]) -> dict[str, Any]:
+    """``MultipleChoiceClassificationMetric`` on request states as HELM's joint adapter makes them: letter -> option text."""
+    states = []
+    for row in case["instances"]:
+        references = [
+            Reference(Output(text=option), tags=[CORRECT_TAG] if index in row["correct"] else [])
+            for index, option in enumerate(row["options"])
+        ]
+        mapping = {chr(ord("A") + index): option for index, option in enumerate(row["options"])}
+        states.append(_request_state(Instance(Input(text="question"), references=references), [row["answer"]], mapping))
+    stats = MultipleChoiceClassificationMetric().evaluate_instances(states, "")
+    return {"kind": "multiple_choice_classification", "inputs": case, "expected": _stats(stats)}
+
+
 def _win_rate(case: dict[str, Any]) -> dict[str, Any]:
     header = [HeaderCell(f"column {index}", lower_is_better=lower) for index, lower in enumerate(case["lower_is_better"])]
     rows = [[Cell(value) for value in row] for row in case["values"]]
@@ -232,6 +264,8 @@ def main(inputs: dict[str, Any], files: Path) -> dict[str, Any]:
     cases += [_calibration(case) for case in inputs["calibration"]]
     cases += [_classification(case) for case in inputs["classification"]]
     cases += [_win_rate(case) for case in inputs["win_rate"]]
+    cases += [_generated_classification(case) for case in inputs["generated_classification"]]
+    cases += [_multiple_choice_classification(case) for case in inputs["multiple_choice_classification"]]
     return {"cases": cases}
 
 
