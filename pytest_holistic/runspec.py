@@ -276,7 +276,8 @@ def build_run(
     instances = loaded.split(split)
     if not instances:
         raise UserError(f"scenario {scenario.name!r} has no instances in split {split!r}; choose split= or add instances")
-    limit = kwargs.get("max_instances", max_instances)
+    limits = [limit for limit in (kwargs.get("max_instances"), max_instances) if limit is not None]
+    limit = min(limits) if limits else None  # each says "at most": the marker's and --holistic-max-instances both hold
     instances = subsample(instances, limit, spec.seed)
     if GROUP_PLACEHOLDER in spec.instructions and (nameless := next((i for i in instances if i.group is None), None)):
         raise UserError(

@@ -654,3 +654,14 @@ def test_a_local_dataset_folder_keeps_the_split_names_of_its_files(tmp_path: Pat
     fields = Fields(id="{subject}-{index:05d}", input="question", choices="choices", answer="answer")
     instances = list(hf(str(folder), splits={"test": "test", "dev": "dev"}, fields=fields)())
     assert [(i.split, i.id) for i in instances] == [("test", "anatomy-00000"), ("test", "anatomy-00001"), ("dev", "anatomy-00000")]
+
+
+def test_the_markers_max_instances_and_the_option_both_hold(tmp_path: Path) -> None:
+    """Both say "at most N": the smaller wins, so --holistic-max-instances 3 also shortens a run whose marker says 6."""
+    from pytest_holistic.runspec import build_run
+
+    ten = Scenario("ten", local=[Instance(f"i{k}", "x", ("y",)) for k in range(10)])
+    assert len(build_run("k", (ten,), {"max_instances": 6}, "local", 3, tmp_path).instances) == 3
+    assert len(build_run("k", (ten,), {"max_instances": 2}, "local", 3, tmp_path).instances) == 2
+    assert len(build_run("k", (ten,), {"max_instances": 6}, "local", None, tmp_path).instances) == 6
+    assert len(build_run("k", (ten,), {}, "local", None, tmp_path).instances) == 10
