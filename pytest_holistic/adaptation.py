@@ -83,7 +83,12 @@ _DEFAULTS: Mapping[str, Mapping[str, Any]] = {
     "multiple_choice_separate": {"output_prefix": "Answer: ", "max_tokens": 0, "stop": ()},
     "multiple_choice_calibrated": {"output_prefix": "Answer: ", "max_tokens": 0, "stop": ()},
     "language_modeling": {
-        "input_suffix": "", "output_prefix": "", "output_suffix": "", "max_train_instances": 0, "max_tokens": 0, "stop": ()
+        "input_suffix": "",
+        "output_prefix": "",
+        "output_suffix": "",
+        "max_train_instances": 0,
+        "max_tokens": 0,
+        "stop": (),
     },
     "ranking": {
         "input_prefix": "Query: ",
@@ -104,9 +109,7 @@ HELM_METHODS: Mapping[str, str] = {
     "ranking": "ranking_binary",
 }
 """Each method's name in HELM's ``AdapterSpec.method``."""
-LOGLIKELIHOOD_METHODS = frozenset(
-    {"multiple_choice_separate", "multiple_choice_calibrated", "language_modeling", "ranking"}
-)
+LOGLIKELIHOOD_METHODS = frozenset({"multiple_choice_separate", "multiple_choice_calibrated", "language_modeling", "ranking"})
 """Methods that score text by its log-probability, so a model must return prompt log-probabilities to run them."""
 SPEC_KEYS = frozenset(AdapterSpec.__dataclass_fields__) - {"method"}
 RENAMED_KEYS: Mapping[str, str] = {"instance_separator": "instance_prefix"}
@@ -471,8 +474,10 @@ class Adapter:
         ``max_prob``).
         """
         if len(scored) != len(instance.references):
-            raise InternalError(f"adapter 'multiple_choice_separate' planned {len(instance.references)} requests "
-                                f"for {instance.id!r} but got {len(scored)} results")
+            raise InternalError(
+                f"adapter 'multiple_choice_separate' planned {len(instance.references)} requests "
+                f"for {instance.id!r} but got {len(scored)} results"
+            )
         logprobs = tuple(result.logprob for result in scored)
         scores = tuple(result.logprob / max(result.tokens_scored, 1) for result in scored)
         best = max(range(len(scores)), key=lambda k: (scores[k], -k))

@@ -284,7 +284,9 @@ def build_run(
             f"@pytest.mark.holistic on {key}: the instructions mention {GROUP_PLACEHOLDER} but instance {nameless.id!r} has "
             "no group; give the scenario's Fields a group= column or drop the placeholder"
         )
-    adapter, edition = make_adapter(spec, kwargs.get("local_max_train_instances"), loaded.split(scenario.train_split), loaded.source)
+    adapter, edition = make_adapter(
+        spec, kwargs.get("local_max_train_instances"), loaded.split(scenario.train_split), loaded.source
+    )
     asked = kwargs.get("perturbations", ())
     names = () if asked is False else (*_names(asked, "perturbations", key), *perturb)
     try:

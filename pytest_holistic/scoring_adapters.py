@@ -193,7 +193,8 @@ class Ranking:
     def example_block(self, example: Instance) -> str:
         """A training query with every one of its passages, in order, answered Yes or No (HELM shows them all)."""
         return self.adapter.spec.instance_prefix.join(
-            self.block(example, reference.text, RELEVANT if reference.correct else NOT_RELEVANT) for reference in example.references
+            self.block(example, reference.text, RELEVANT if reference.correct else NOT_RELEVANT)
+            for reference in example.references
         )
 
     def plan(self, instance: Instance) -> Plan:

@@ -112,7 +112,9 @@ TREC = Fields(input="query", prepare=trec_row)
 msmarco_regular = Scenario(
     "msmarco_regular",
     local=TrainingPairs(jsonl("data/msmarco_regular.jsonl", REGULAR)),
-    hub=TrainingPairs(WithGold(hf("microsoft/ms_marco", "v2.1", splits={"validation": "validation", "train": "train"}, fields=REGULAR))),
+    hub=TrainingPairs(
+        WithGold(hf("microsoft/ms_marco", "v2.1", splits={"validation": "validation", "train": "train"}, fields=REGULAR))
+    ),
     split="validation",
 )
 

@@ -102,7 +102,9 @@ def generate(section: str, python: Path, versions: dict[str, str]) -> Path:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--only", action="append", choices=SECTIONS, help="regenerate this section only (repeatable)")
-    parser.add_argument("--venv", type=Path, default=default_venv(), help="where the oracle environment lives (default: %(default)s)")
+    parser.add_argument(
+        "--venv", type=Path, default=default_venv(), help="where the oracle environment lives (default: %(default)s)"
+    )
     args = parser.parse_args(argv)
     sys.path.insert(0, str(ROOT))
     python = ensure_oracle(args.venv)

@@ -52,7 +52,8 @@ def our_requests(adapter: Adapter, instance: Instance) -> list[dict[str, Any]]:
     texts = [request.context + request.continuation + tail for request in requests]
     if spec.method == "multiple_choice_calibrated":
         return [
-            {"reference_index": k // 2, "mode": ("original", "calibration")[k % 2], "prompt": text} for k, text in enumerate(texts)
+            {"reference_index": k // 2, "mode": ("original", "calibration")[k % 2], "prompt": text}
+            for k, text in enumerate(texts)
         ]
     return [{"reference_index": k, "mode": "original", "prompt": text} for k, text in enumerate(texts)]
 
@@ -122,7 +123,7 @@ def _suite_params() -> list[Any]:
 
 @pytest.mark.parametrize(("case", "run", "edition"), _suite_params())
 def test_core_suite_prompts_are_helms(case: dict[str, Any], run: dict[str, Any], edition: str) -> None:
-    args, kwargs = marker_of(case["suite"], case["test"])
+    _args, kwargs = marker_of(case["suite"], case["test"])
     method = kwargs.get("adapter", "generation")
     helm = run["editions"][edition]
     spec = make_spec(method, **{name: value for name, value in kwargs.items() if name in SPEC_KEYS})

@@ -100,7 +100,10 @@ def test_select_examples_depends_on_seed_and_on_the_datasets_order_as_helms() ->
     by_seed = {tuple(i.id for i in select_examples(train, 4, seed=seed)) for seed in range(6)}
     assert len(by_seed) > 1
     # HELM draws positions in the training list, so the dataset's order matters (every worker reads the same order)
-    orders = {tuple(i.id for i in select_examples(list(reversed(train)), 4, seed=0)), tuple(i.id for i in select_examples(train, 4, seed=0))}
+    orders = {
+        tuple(i.id for i in select_examples(list(reversed(train)), 4, seed=0)),
+        tuple(i.id for i in select_examples(train, 4, seed=0)),
+    }
     assert len(orders) == 2
 
 
@@ -164,7 +167,9 @@ def test_generation_prompt_with_instructions_and_no_examples() -> None:
 def test_output_prefix_is_right_stripped_where_the_model_answers() -> None:
     spec = make_spec("generation", output_prefix="Summarize the above article in 1 sentence.\n", max_train_instances=1)
     plan = Adapter(spec, [ADD_2]).plan(Instance("q", "1+1?", ["2"]))
-    assert plan.prompt == "2+2?\nSummarize the above article in 1 sentence.\n4\n\n1+1?\nSummarize the above article in 1 sentence."
+    assert (
+        plan.prompt == "2+2?\nSummarize the above article in 1 sentence.\n4\n\n1+1?\nSummarize the above article in 1 sentence."
+    )
 
 
 def test_global_prefix_suffix_and_instance_prefix() -> None:

@@ -653,7 +653,11 @@ def test_a_local_dataset_folder_keeps_the_split_names_of_its_files(tmp_path: Pat
     write_jsonl(folder / "data" / "test-00000-of-00001.jsonl", [row, {**row, "question": "Chambers of the heart?"}])
     fields = Fields(id="{subject}-{index:05d}", input="question", choices="choices", answer="answer")
     instances = list(hf(str(folder), splits={"test": "test", "dev": "dev"}, fields=fields)())
-    assert [(i.split, i.id) for i in instances] == [("test", "anatomy-00000"), ("test", "anatomy-00001"), ("dev", "anatomy-00000")]
+    assert [(i.split, i.id) for i in instances] == [
+        ("test", "anatomy-00000"),
+        ("test", "anatomy-00001"),
+        ("dev", "anatomy-00000"),
+    ]
 
 
 def test_the_markers_max_instances_and_the_option_both_hold(tmp_path: Path) -> None:

@@ -32,8 +32,18 @@ SUITE_CASES: tuple[tuple[str, str, str, dict[str, Any]], ...] = (
     ("test_narrative_qa.py", "test_narrative_qa", "get_narrativeqa_spec", {}),
     ("test_quac.py", "test_quac", "get_quac_spec", {}),
     ("test_boolq.py", "test_boolq", "get_boolq_spec", {}),
-    ("test_hellaswag.py", "test_hellaswag", "get_commonsense_spec", {"dataset": "hellaswag", "method": "multiple_choice_separate_original"}),
-    ("test_openbookqa.py", "test_openbookqa", "get_commonsense_spec", {"dataset": "openbookqa", "method": "multiple_choice_joint"}),
+    (
+        "test_hellaswag.py",
+        "test_hellaswag",
+        "get_commonsense_spec",
+        {"dataset": "hellaswag", "method": "multiple_choice_separate_original"},
+    ),
+    (
+        "test_openbookqa.py",
+        "test_openbookqa",
+        "get_commonsense_spec",
+        {"dataset": "openbookqa", "method": "multiple_choice_joint"},
+    ),
     ("test_truthfulqa.py", "test_truthfulqa", "get_truthful_qa_spec", {"task": "mc_single", "method": "multiple_choice_joint"}),
     ("test_mmlu.py", "test_mmlu", "get_mmlu_spec", {"subject": "{group}"}),
     ("test_msmarco.py", "test_msmarco_regular", "get_msmarco_spec", {"track": "regular"}),
@@ -44,7 +54,12 @@ SUITE_CASES: tuple[tuple[str, str, str, dict[str, Any]], ...] = (
     ("test_civil_comments.py", "test_civil_comments", "get_civil_comments_spec", {"demographic": "{group}"}),
     *(("test_raft.py", f"test_raft_{subset}", "get_raft_spec", {"subset": subset}) for subset in RAFT_SUBSETS),
     ("test_synthetic_reasoning.py", "test_pattern_match", "get_synthetic_reasoning_spec", {"mode": "pattern_match"}),
-    ("test_synthetic_reasoning.py", "test_variable_substitution", "get_synthetic_reasoning_spec", {"mode": "variable_substitution"}),
+    (
+        "test_synthetic_reasoning.py",
+        "test_variable_substitution",
+        "get_synthetic_reasoning_spec",
+        {"mode": "variable_substitution"},
+    ),
     ("test_synthetic_reasoning.py", "test_induction", "get_synthetic_reasoning_spec", {"mode": "induction"}),
     ("test_dyck.py", "test_dyck", "get_dyck_language_spec", {"num_parenthesis_pairs": 3}),
     ("test_bbq.py", "test_bbq", "get_bbq_spec", {"subject": "all"}),
@@ -108,7 +123,8 @@ def suite_case(file: str, test: str, function: str, arguments: dict[str, Any]) -
         "helm": {"function": function, "arguments": arguments},
         "per_group": "{group}" in arguments.values() or bool(kwargs.get("per_group")),
         "local_max_train_instances": kwargs.get("local_max_train_instances"),
-        "instances": [helm_instance(i, "train") for i in loaded.split(scenario.train_split)] + [helm_instance(i, "test") for i in kept],
+        "instances": [helm_instance(i, "train") for i in loaded.split(scenario.train_split)]
+        + [helm_instance(i, "test") for i in kept],
     }
 
 
@@ -137,7 +153,7 @@ METHODS = (
     "ranking_binary",
 )
 LABELS = ("yes", "no", "maybe", "", " spaced ", "Ünïcode")
-WORDS = "the cat sat on a mat while rain fell over old stone walls and nobody came home".split()
+WORDS = "the cat sat on a mat while rain fell over old stone walls and nobody came home".split()  # noqa: SIM905
 
 
 def _text(rng: random.Random, low: int = 1, high: int = 8) -> str:

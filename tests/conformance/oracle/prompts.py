@@ -16,16 +16,16 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _oracle import run  # noqa: E402
+from _oracle import run
 
 sys.modules.setdefault("datasets", types.ModuleType("datasets"))  # imported by HELM's RAFT scenario module, never used here
 
-from helm.benchmark.adaptation.adapter_spec import AdapterSpec  # noqa: E402
-from helm.benchmark.adaptation.adapters import adapter as helm_adapter  # noqa: E402
-from helm.benchmark.adaptation.adapters.adapter_factory import AdapterFactory  # noqa: E402
-from helm.benchmark.run_specs import classic_run_specs, lite_run_specs  # noqa: E402
-from helm.benchmark.scenarios import raft_scenario  # noqa: E402
-from helm.benchmark.scenarios.scenario import CORRECT_TAG, Input, Instance, Output, Reference  # noqa: E402
+from helm.benchmark.adaptation.adapter_spec import AdapterSpec
+from helm.benchmark.adaptation.adapters import adapter as helm_adapter
+from helm.benchmark.adaptation.adapters.adapter_factory import AdapterFactory
+from helm.benchmark.run_specs import classic_run_specs, lite_run_specs
+from helm.benchmark.scenarios import raft_scenario
+from helm.benchmark.scenarios.scenario import CORRECT_TAG, Input, Instance, Output, Reference
 
 
 class FitsEverything:
@@ -70,10 +70,14 @@ def requests(spec: AdapterSpec, rows: list[dict[str, Any]]) -> dict[str, Any]:
     adapter = AdapterFactory.get_adapter(spec, tokenizer_service=None)  # type: ignore[arg-type]
     instances = helm_instances(rows)
     train = [instance for instance in instances if instance.split == "train"]
-    examples = [
-        [instance.id for instance in adapter.sample_examples(list(train), seed=trial, sample_train=spec.sample_train)]
-        for trial in range(spec.num_train_trials)
-    ] if hasattr(adapter, "sample_examples") else []
+    examples = (
+        [
+            [instance.id for instance in adapter.sample_examples(list(train), seed=trial, sample_train=spec.sample_train)]
+            for trial in range(spec.num_train_trials)
+        ]
+        if hasattr(adapter, "sample_examples")
+        else []
+    )
     states = adapter.adapt(instances, parallelism=1)
     return {
         "examples": examples,
@@ -96,7 +100,11 @@ def requests(spec: AdapterSpec, rows: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def spec_data(spec: AdapterSpec) -> dict[str, Any]:
-    return {key: value for key, value in dataclasses.asdict(spec).items() if value is None or isinstance(value, str | int | float | bool | list)}
+    return {
+        key: value
+        for key, value in dataclasses.asdict(spec).items()
+        if value is None or isinstance(value, str | int | float | bool | list)
+    }
 
 
 def suite_case(case: dict[str, Any], instructions: dict[str, str]) -> dict[str, Any]:
@@ -132,7 +140,7 @@ def varied_case(case: dict[str, Any]) -> dict[str, Any]:
     signal.alarm(20)
     try:
         return {**case, **requests(spec, case["instances"])}
-    except Exception as error:  # recorded, so the project's behaviour there is a decision, not an accident
+    except Exception as error:  # noqa: BLE001 - any error HELM raises is recorded: the project's behaviour there is a decision
         return {**case, "helm_error": f"{type(error).__name__}: {error}"}
     finally:
         signal.alarm(0)
