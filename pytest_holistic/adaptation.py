@@ -229,9 +229,8 @@ def example_pool(spec: AdapterSpec, train: Sequence[Instance]) -> tuple[int, tup
     Ranking counts example *blocks* as HELM's run spec does: its ``max_train_instances=4`` means two training
     queries, each shown with both of its passages (one relevant, one not).
     """
-    if spec.method == "ranking":
-        return spec.max_train_instances // 2, tuple(train)
-    return spec.max_train_instances, tuple(train)
+    count = spec.max_train_instances // 2 if spec.method == "ranking" else spec.max_train_instances
+    return count, tuple(train)
 
 
 def select_examples(train: Sequence[Instance], count: int, seed: int, *, sample_train: bool = True) -> tuple[Instance, ...]:
