@@ -432,22 +432,46 @@ def _wordnet_layout(source: Path, cache: Path) -> Path:
     return data
 
 
-@functools.cache
-def nltk_wordnet() -> Any:
-    """nltk's WordNet reader over the system's WordNet 3.0 (the synonym perturbation's folder), or a skip reason."""
-    from ..models.embedded import cache_root
+def meteor_unavailable() -> str | None:
+    """Why METEOR cannot run here, in one line (WordNet, or its sense index that nltk >= 3.10 reads, missing), or None."""
     from ..perturbations.robustness import _wordnet_folder, wordnet_unavailable
 
     if wordnet_unavailable() is not None:
-        raise ScorerUnavailable(
+        return (
             "METEOR needs WordNet 3.0: install Debian's wordnet-base and wordnet-sense-index "
             "(apt-get install wordnet-base wordnet-sense-index) or set WNSEARCHDIR to a WordNet dict folder"
         )
-    if not (_wordnet_folder() / "index.sense").is_file():  # nltk >= 3.10 reads the sense index when it opens WordNet
-        raise ScorerUnavailable(
+    if not (_wordnet_folder() / "index.sense").is_file():
+        return (
             f"METEOR needs WordNet's sense index, which {_wordnet_folder()} lacks: install Debian's wordnet-sense-index "
             "(apt-get install wordnet-sense-index) or set WNSEARCHDIR to a WordNet dict folder that has index.sense"
         )
+    return None
+
+
+def nltk_wordnet() -> Any:
+    """nltk's WordNet reader over the system's WordNet 3.0 (the synonym perturbation's folder), or a skip reason.
+
+    nltk (>= 3.9) opens corpus files only below a folder on its data path, and reads that path from the nltk module
+    loaded *now*: a host that re-imports nltk (pytest's in-process runs restore ``sys.modules``) gets a fresh, empty
+    path, so the folder is put back on every call, not only when the reader is first built.
+    """
+    import nltk.data
+
+    reader, data = _nltk_wordnet()
+    if str(data) not in map(str, nltk.data.path):
+        nltk.data.path.append(str(data))  # last: it shadows nothing
+    return reader
+
+
+@functools.cache
+def _nltk_wordnet() -> tuple[Any, Path]:
+    from ..models.embedded import cache_root
+    from ..perturbations.robustness import _wordnet_folder
+
+    reason = meteor_unavailable()
+    if reason is not None:
+        raise ScorerUnavailable(reason)
     try:
         data = _wordnet_layout(_wordnet_folder(), cache_root())
     except OSError as error:
@@ -456,9 +480,8 @@ def nltk_wordnet() -> Any:
     import nltk.data
     from nltk.corpus.reader.wordnet import WordNetCorpusReader
 
-    # nltk (>= 3.9) opens corpus files only below a folder on its data path; ours goes last, shadowing nothing.
     if str(data) not in map(str, nltk.data.path):
-        nltk.data.path.append(str(data))
+        nltk.data.path.append(str(data))  # the reader's constructor opens files already
     with warnings.catch_warnings():  # "multilingual functions are not available": METEOR is English only
         warnings.simplefilter("ignore", UserWarning)
-        return WordNetCorpusReader(nltk.data.FileSystemPathPointer(str(data / "corpora" / "wordnet")), None)
+        return WordNetCorpusReader(nltk.data.FileSystemPathPointer(str(data / "corpora" / "wordnet")), None), data

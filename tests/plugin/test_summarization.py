@@ -87,14 +87,9 @@ def test_summarization_metrics_are_reported_and_missing_models_are_one_line_skip
 
 
 def _meteor_runs_here() -> bool:
-    from pytest_holistic.metrics import ScorerUnavailable
-    from pytest_holistic.metrics.summarization_scorers import nltk_wordnet
+    from pytest_holistic.metrics.summarization_scorers import meteor_unavailable
 
-    try:
-        nltk_wordnet()
-    except ScorerUnavailable:
-        return False
-    return True
+    return meteor_unavailable() is None
 
 
 def test_a_bertscore_folder_without_a_model_is_a_usage_error(pytester: pytest.Pytester, tiny_gpt2: Path) -> None:

@@ -166,12 +166,12 @@ def test_meteor_without_wordnet_is_a_skip_reason(monkeypatch: pytest.MonkeyPatch
     from pytest_holistic.metrics import summarization_scorers
 
     monkeypatch.setenv("WNSEARCHDIR", str(tmp_path))
-    summarization_scorers.nltk_wordnet.cache_clear()
+    summarization_scorers._nltk_wordnet.cache_clear()
     try:
         with pytest.raises(ScorerUnavailable, match="METEOR needs WordNet 3.0"):
             SCORED["meteor"].make_scorer("")
     finally:
-        summarization_scorers.nltk_wordnet.cache_clear()
+        summarization_scorers._nltk_wordnet.cache_clear()
 
 
 # -- model-backed metrics without a model -------------------------------------------------------------------
