@@ -43,7 +43,7 @@ class Redactor:
         """``text`` with every secret, piece of one, credential and key-shaped token replaced by ``***``."""
         text = self._without_pieces(self.exact(text))
         text = _CREDENTIALS.sub(lambda match: f"{match[1]} {REDACTED}", text)
-        return scrub_text(_KEY_LIKE.sub(REDACTED, text))
+        return _KEY_LIKE.sub(REDACTED, scrub_text(text))
 
     def _without_pieces(self, text: str) -> str:
         if not self._pieces:
