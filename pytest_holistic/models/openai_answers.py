@@ -35,6 +35,17 @@ def body_bound(prompt_chars: int, max_tokens: int) -> int:
     return BODY_BASE + BODY_BYTES_PER_CHAR * (prompt_chars + text_bound(max_tokens))
 
 
+def json_type(value: Any) -> str:
+    """What a parsed JSON value is, in JSON's words: null, a boolean, a number, a string, a list or an object."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a number"
+    return {str: "a string", list: "a list", dict: "an object"}.get(type(value), type(value).__name__)
+
+
 def _shown(value: Any) -> str:
     text = repr(value)
     return text if len(text) <= 40 else f"{text[:37]}..."
@@ -57,7 +68,7 @@ def text(value: Any, where: str, limit: int, name: str = "text") -> str:
     if value is None:
         return ""
     if not isinstance(value, str):
-        raise bad(where, f"its {name} is a {type(value).__name__}, not a string")
+        raise bad(where, f"its {name} is not a string (got {json_type(value)})")
     if len(value) > limit:
         raise bad(where, f"its {name} has {len(value)} characters, more than the request's tokens allow ({limit})")
     return value

@@ -284,7 +284,7 @@ class OpenAIModel(BatchStreaming):
         if chat:
             message = choice.get("message")
             if message is not None and not isinstance(message, Mapping):
-                raise answers.bad(where, f"its 'message' is a {type(message).__name__}, not an object")
+                raise answers.bad(where, f"its 'message' is not an object (got {answers.json_type(message)})")
             written = (message or {}).get("content")
         else:
             written = choice.get("text")

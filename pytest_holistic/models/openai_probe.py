@@ -48,7 +48,7 @@ class EchoedTokens:
         """The block of ``choice``, every field checked: strings, possible log-probabilities, whole offsets."""
         block = choice.get("logprobs")
         if not isinstance(block, Mapping):
-            kind = "null" if block is None else type(block).__name__
+            kind = answers.json_type(block)
             raise ModelOutputError(f"{where}: the server returned no log-probabilities (its 'logprobs' is {kind})")
         tokens = answers.strings(answers.listed(block, "tokens"), where, "'tokens'")
         values = answers.listed(block, "token_logprobs")
@@ -106,7 +106,7 @@ def generated_tokens(block: Any, where: str = "the server's answer") -> tuple[li
     if block is None:
         return [], []
     if not isinstance(block, Mapping):
-        raise answers.bad(where, f"its 'logprobs' is a {type(block).__name__}, not an object")
+        raise answers.bad(where, f"its 'logprobs' is not an object (got {answers.json_type(block)})")
     content = block.get("content")
     if content is not None:
         if not isinstance(content, list) or not all(isinstance(entry, Mapping) for entry in content):
@@ -171,10 +171,10 @@ def served_models(client: JsonClient) -> tuple[str, ...]:
         return ()
     where = f"server {client.shown_url} (GET /models)"
     if not isinstance(listing, Mapping):
-        raise answers.bad(where, f"the answer is a {type(listing).__name__}, not an object")
+        raise answers.bad(where, f"the answer is not an object (got {answers.json_type(listing)})")
     data = answers.listed(listing, "data")
     if not isinstance(data, list):
-        raise answers.bad(where, f"its 'data' is a {type(data).__name__}, not a list of models")
+        raise answers.bad(where, f"its 'data' is not a list of models (got {answers.json_type(data)})")
     ids = []
     for entry in data:
         if not isinstance(entry, Mapping) or not isinstance(entry.get("id"), str):

@@ -545,8 +545,8 @@ def test_text_beyond_what_max_tokens_allows_is_refused(serve: Callable[..., Scri
         (lambda a: a.update(choices={"0": {}}), "no 'choices' list"),
         (lambda a: a.update(choices=[]), "no 'choices' list"),
         (lambda a: a.update(choices=["text"]), "no 'choices' list"),
-        (lambda a: a["choices"][0].update(text=["a", "b"]), "not a string"),
-        (lambda a: a["choices"][0].update(logprobs="yes"), "not an object"),
+        (lambda a: a["choices"][0].update(text=["a", "b"]), "not a string (got a list)"),
+        (lambda a: a["choices"][0].update(logprobs="yes"), "not an object (got a string)"),
         (lambda a: a["choices"][0]["logprobs"].update(tokens=[1, 2]), "not a list of strings"),
         (lambda a: a["choices"][0]["logprobs"].update(token_logprobs=[-1.0, -2.0]), "one value per token"),
     ],
@@ -594,8 +594,8 @@ def test_usage_of_the_wrong_type_is_unknown_not_an_error(serve: Callable[..., Sc
 @pytest.mark.parametrize(
     ("models", "problem"),
     [
-        ({"data": 5}, "'data' is a int, not a list"),
-        ([1, 2], "the answer is a list, not an object"),
+        ({"data": 5}, "'data' is not a list of models (got a number)"),
+        ([1, 2], "the answer is not an object (got a list)"),
         ({"data": [5]}, "models with a string 'id'"),
         ({"data": [{"id": 7}]}, "models with a string 'id'"),
         (b'{"data": [{"id": "m"', "not JSON"),
