@@ -46,7 +46,8 @@ class Seen:
 class Reply:
     """What the server answers: a status, a JSON body (or raw bytes), extra headers, after ``delay`` seconds.
 
-    With ``drip``, the whole answer (status line and headers included) is sent one byte every ``drip`` seconds.
+    With ``drip``, the answer (status line and headers included) is sent one byte every ``drip`` seconds, from its
+    byte ``drip_from`` on (all at once before it).
     """
 
     status: int = 200
@@ -54,6 +55,7 @@ class Reply:
     headers: Mapping[str, str] = field(default_factory=dict)
     delay: float = 0.0
     drip: float = 0.0
+    drip_from: int = 0
 
 
 Script = Callable[[Seen], Reply]
@@ -72,7 +74,9 @@ class _Handler(BaseHTTPRequestHandler):
                 f"Content-Length: {len(data)}",
                 *(f"{k}: {v}" for k, v in reply.headers.items()),
             ]
-            for byte in "\r\n".join([*head, "", ""]).encode() + data:
+            raw = "\r\n".join([*head, "", ""]).encode() + data
+            self.wfile.write(raw[: reply.drip_from])
+            for byte in raw[reply.drip_from :]:
                 self.wfile.write(bytes([byte]))
                 self.wfile.flush()
                 time.sleep(reply.drip)

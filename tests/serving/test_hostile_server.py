@@ -10,10 +10,14 @@ from __future__ import annotations
 import base64
 import email.utils
 import json
+import shutil
 import socket
+import ssl
+import subprocess
 import threading
 import time
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -41,6 +45,8 @@ from tests.models.test_openai_protocol import (
     ScriptedServer,
     Seen,
     Sleeps,
+    _Handler,
+    _QuietServer,
     in_turn,
     make_client,
     true_value,
@@ -102,9 +108,11 @@ class Call(threading.Thread):
 # -- 1. one wall-clock deadline per try ------------------------------------------------------------
 
 
-def test_a_dripping_server_fails_at_the_deadline(serve: Callable[..., ScriptedServer]) -> None:
-    """One byte every 0.5 s (status line, headers and body): a 2 s deadline ends the try in about 2 s, not 100 s."""
-    server = serve(in_turn(Reply(200, {"padding": "x" * 200}, drip=0.5)))
+@pytest.mark.parametrize("phase", ["headers", "body"])
+def test_a_dripping_server_fails_at_the_deadline(serve: Callable[..., ScriptedServer], phase: str) -> None:
+    """One byte every 0.5 s, from the status line or from the body on: a 2 s deadline ends the try in about 2 s, not 100 s."""
+    head = len("HTTP/1.1 200 X\r\nContent-Length: 215\r\n\r\n")
+    server = serve(in_turn(Reply(200, {"padding": "x" * 200}, drip=0.5, drip_from=0 if phase == "headers" else head + 5)))
     client = JsonClient(server.url, None, RetryPolicy(retries=0, timeout=2.0), server.url, sleep=Sleeps())
     started = time.monotonic()
     with pytest.raises(ServerUnavailable) as caught:
@@ -661,3 +669,57 @@ def test_a_401_at_the_probe_names_the_key_variable(serve: Callable[..., Scripted
     message = str(caught.value)
     assert "HTTP 401" in message and "--holistic-api-key-env" in message and "\n" not in message
     assert leaks(message) == []
+
+
+# -- 8. https ----------------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def tls_server(tmp_path: Path, serve: Callable[..., ScriptedServer]) -> Iterator[tuple[str, Path]]:
+    """The fake engine over TLS on 127.0.0.1 with a fresh self-signed certificate: (base URL, certificate file)."""
+    if shutil.which("openssl") is None:
+        pytest.skip("making a test certificate needs the openssl command")
+    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
+    subprocess.run(
+        ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", str(key), "-out", str(cert), "-days", "1",
+         "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1"],
+        check=True, capture_output=True, timeout=60,
+    )  # fmt: skip
+    scripted = serve(FakeEngine())
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(cert, key)
+    httpd = _QuietServer(("127.0.0.1", 0), _Handler)
+    httpd.scripted = scripted  # type: ignore[attr-defined]
+    httpd.socket = context.wrap_socket(httpd.socket, server_side=True)
+    thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
+    thread.start()
+    yield f"https://127.0.0.1:{httpd.server_address[1]}/v1", cert
+    httpd.shutdown()
+    httpd.server_close()
+
+
+def test_https_with_a_trusted_certificate(tls_server: tuple[str, Path], monkeypatch: pytest.MonkeyPatch) -> None:
+    """https goes through the default SSL context: a certificate it trusts (SSL_CERT_FILE) works end to end."""
+    url, cert = tls_server
+    monkeypatch.setenv("SSL_CERT_FILE", str(cert))
+    model = OpenAIBackend(f"openai:{url}#m", ModelOptions(retries=0, api_key_env=NO_KEY_ENV)).load()
+    assert model.generate([GenerationRequest("hi")])[0].text == " ok"
+
+
+def test_https_with_an_untrusted_certificate_is_one_line(tls_server: tuple[str, Path], monkeypatch: pytest.MonkeyPatch) -> None:
+    """A self-signed certificate the system does not trust: refused (verification is on), in one line."""
+    url, _ = tls_server
+    monkeypatch.delenv("SSL_CERT_FILE", raising=False)
+    backend = OpenAIBackend(f"openai:{url}#m", ModelOptions(retries=0, api_key_env=NO_KEY_ENV))
+    with pytest.raises(ModelLoadError) as caught:
+        backend.load()
+    assert "CERTIFICATE_VERIFY_FAILED" in str(caught.value) and "\n" not in str(caught.value)
+
+
+def test_https_to_a_plain_http_server_is_one_line(serve: Callable[..., ScriptedServer]) -> None:
+    server = serve(FakeEngine())
+    url = server.url.replace("http://", "https://")
+    client = JsonClient(url, None, RetryPolicy(retries=0, timeout=5.0), url, sleep=Sleeps())
+    with pytest.raises(ServerUnavailable) as caught:
+        client.get("/models")
+    assert "SSL" in str(caught.value) and "\n" not in str(caught.value)
