@@ -162,7 +162,8 @@ class JsonClient:
             self._authorization = f"Basic {base64.b64encode(pair).decode()}"
         elif api_key:
             self._authorization = f"Bearer {api_key}"
-        self.redact = Redactor([api_key, password, urllib.parse.quote(password or "", safe="") or None])
+        secrets = [api_key, password] if password else [api_key, user]  # ``http://TOKEN@host``: the user is the secret
+        self.redact = Redactor([*secrets, *(urllib.parse.quote(secret, safe="") for secret in secrets if secret)])
         self.policy = policy
         self._sleep = sleep
         self._exchanges = Exchanges()

@@ -437,6 +437,17 @@ def test_a_password_quoted_back_is_scrubbed(serve: Callable[..., ScriptedServer]
     assert "w0rd" not in str(caught.value) and "alice" in str(caught.value)
 
 
+def test_a_token_as_user_info_is_a_secret_too(serve: Callable[..., ScriptedServer]) -> None:
+    """http://TOKEN@host (no password): sent as Basic 'TOKEN:', and the token is scrubbed from what the server says."""
+    token = "tok/en-secret-42"
+    server = serve(in_turn(Reply(401, {"error": {"message": f"token {token} (tok%2Fen-secret-42) unknown"}})))
+    client = make_client(server.url.replace("http://", "http://tok%2Fen-secret-42@"), Sleeps())
+    with pytest.raises(RequestRejected) as caught:
+        client.get("/models")
+    assert server.seen[0].headers["authorization"] == "Basic " + base64.b64encode(f"{token}:".encode()).decode()
+    assert "secret" not in str(caught.value) and "unknown" in str(caught.value)
+
+
 def test_user_info_and_an_api_key_are_refused_together(monkeypatch: pytest.MonkeyPatch) -> None:
     """Two credentials for one server: refused in one line that names the variable and shows no secret."""
     monkeypatch.setenv(NO_KEY_ENV, KEY)
