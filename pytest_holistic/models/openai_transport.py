@@ -99,6 +99,7 @@ class Exchanges:
         self._lock = threading.Lock()
         self._open: set[_Exchange] = set()
         self._cancelled = threading.Event()
+        self._tls: ssl.SSLContext | None = None  # the default context, made once: loading the CA store takes milliseconds
 
     @property
     def cancelled(self) -> threading.Event:
@@ -156,8 +157,10 @@ class Exchanges:
     ) -> Response:
         remaining = max(deadline - time.monotonic(), 0.001)
         if endpoint.scheme == "https":
+            with self._lock:
+                self._tls = self._tls or ssl.create_default_context()
             connection: http.client.HTTPConnection = http.client.HTTPSConnection(
-                endpoint.host, endpoint.port, timeout=remaining, context=ssl.create_default_context()
+                endpoint.host, endpoint.port, timeout=remaining, context=self._tls
             )
         else:
             connection = http.client.HTTPConnection(endpoint.host, endpoint.port, timeout=remaining)
