@@ -157,14 +157,16 @@ def add_options(parser: pytest.Parser) -> None:
         dest="holistic_request_timeout",
         default=None,
         metavar="SECONDS",
-        help="openai: models: seconds one request may take before it is retried (default 300)",
+        help="openai: models: wall-clock seconds one try of a request may take, connecting, headers and body together, "
+        "before it is retried (default 300); one request takes at most (retries + 1) x SECONDS + retries x 30 s",
     )
     group.addoption(
         "--holistic-retries",
         dest="holistic_retries",
         default=None,
         metavar="N",
-        help="openai: models: further tries after a 429, a 5xx or a dropped connection, with backoff (default 4)",
+        help="openai: models: further tries after a 429, a 5xx, a timeout or a dropped connection (default 4): a request "
+        "is sent at most N + 1 times, waiting the server's Retry-After (at most 30 s) or a backoff in between",
     )
     group.addoption(
         "--holistic-scoring",

@@ -9,21 +9,24 @@ response cache sits in front (``CachedModel``), so xdist workers pointed at one 
 interrupted run resumes. A request that still fails is its item's error, never a score.
 
 Answers are cached under the served model's name and ``--holistic-model-revision`` (default ``served``): pass a
-revision when the weights behind a name change, or clear the cache.
+revision when the weights behind a name change, or clear the cache. Every answer is checked before it is used
+(:mod:`.openai_answers`). A URL's user info (``http://user:pass@host/v1``) is sent as HTTP Basic authentication and
+never shown; it cannot be combined with an API key.
 """
 
 from __future__ import annotations
 
-import math
 import os
 import re
 import threading
 import time
+import urllib.parse
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from typing import Any, TypeVar
 
-from ..errors import ModelLoadError, ModelOutputError
+from ..errors import HolisticError, ModelLoadError, ModelOutputError
+from . import openai_answers as answers
 from .base import (
     BatchStreaming,
     GenerationRequest,
@@ -47,9 +50,18 @@ def parse_spec(spec: str) -> tuple[str, str | None]:
     """``openai:http://host:8000/v1#name`` -> (base URL, model name or None); a malformed spec is one line."""
     rest = spec[len(SCHEME) + 1 :] if spec.startswith(f"{SCHEME}:") else spec
     url, _, name = rest.partition("#")
+    shown = f"{SCHEME}:{shown_url(url)}" + (f"#{name}" if name else "")
     if not re.match(r"^https?://[^/\s]+", url):
-        shown = f"{SCHEME}:{shown_url(url)}" + (f"#{name}" if name else "")
         raise ModelLoadError(f"--model {shown!r}: give the server's base URL, e.g. openai:http://127.0.0.1:8000/v1#model-name")
+    try:
+        parts = urllib.parse.urlsplit(url)
+        parts.port  # noqa: B018 - raises on a port that is not a number
+    except ValueError:
+        raise ModelLoadError(
+            f"--model {shown!r}: the port is not a number; e.g. openai:http://127.0.0.1:8000/v1#model-name"
+        ) from None
+    if not parts.hostname:
+        raise ModelLoadError(f"--model {shown!r}: the URL names no host; e.g. openai:http://127.0.0.1:8000/v1#model-name")
     return url.rstrip("/"), (name.strip() or None)
 
 
@@ -64,8 +76,16 @@ class OpenAIBackend:
     def __init__(self, spec: str, options: ModelOptions) -> None:
         self.url, self.asked = parse_spec(spec)
         self.options = options
+        self._key = os.environ.get(options.api_key_env) or None
+        if self._key is not None and "@" in urllib.parse.urlsplit(self.url).netloc:
+            raise ModelLoadError(
+                f"--model openai:{shown_url(self.url)}: the URL's user info is sent as HTTP Basic authentication, and "
+                f"${options.api_key_env} holds an API key too; give one: unset it (or point --holistic-api-key-env at an "
+                "unset variable), or drop 'user:password@' from the URL"
+            )
         self._capabilities: Capabilities | None = None
-        self._probe_failure: str | None = None
+        self._probe_failure: str | None = None  # why the last probe failed, in one line
+        self._unreachable = False  # whether it failed because the server could not be reached
         self._client: JsonClient | None = None
         self._lock = threading.Lock()
 
@@ -77,9 +97,8 @@ class OpenAIBackend:
         """One client per backend, so every request of this process shares its down-mark."""
         with self._lock:
             if self._client is None:
-                key = os.environ.get(self.options.api_key_env) or None
                 policy = RetryPolicy(retries=self.options.retries, timeout=self.options.request_timeout)
-                self._client = JsonClient(self.url, key, policy, shown_url(self.url))
+                self._client = JsonClient(self.url, self._key, policy, shown_url(self.url))
             return self._client
 
     def capabilities(self, again: bool = False) -> Capabilities | None:
@@ -94,9 +113,22 @@ class OpenAIBackend:
                 try:
                     self._capabilities = probe(client, self.asked, self.options.api_endpoint)
                     self._probe_failure = None
+                    self._unreachable = False
                 except ServerUnavailable as error:
                     self._probe_failure = str(error)
+                    self._unreachable = True
+                except HolisticError as error:  # a refusal or a malformed answer: said in one line when loading
+                    self._probe_failure = str(error).strip().splitlines()[0]
+                except (TypeError, ValueError, KeyError, AttributeError, IndexError) as error:
+                    self._probe_failure = (
+                        f"server {client.shown_url} gave the start-up probe an answer it cannot read "
+                        f"({type(error).__name__}: {client.redact(str(error))[:200]})"
+                    )
             return self._capabilities
+
+    def cancel(self) -> None:
+        """End this backend's requests in flight (the probe's included): the session is ending."""
+        self.client().cancel()
 
     def missing_capability(self, kind: str) -> str | None:
         """Why this server cannot answer requests of ``kind`` (``loglikelihood``), or None (also when it is down)."""
@@ -118,7 +150,9 @@ class OpenAIBackend:
         found = self.capabilities()
         name = found.model if found is not None else self.asked
         if name is None:
-            raise ModelLoadError(f"{self._probe_failure}; name the model after '#' to use cached answers without the server")
+            if self._unreachable:
+                raise ModelLoadError(f"{self._probe_failure}; name the model after '#' to use cached answers without the server")
+            raise ModelLoadError(str(self._probe_failure))
         return ModelInfo(
             name=name,
             backend=SCHEME,
@@ -129,21 +163,9 @@ class OpenAIBackend:
     def load(self) -> OpenAIModel:
         found = self.capabilities(again=True)
         if found is None:
-            raise ModelLoadError(f"{self._probe_failure}; start the server or fix the URL in --model")
+            fix = "; start the server or fix the URL in --model" if self._unreachable else ""
+            raise ModelLoadError(f"{self._probe_failure}{fix}")
         return OpenAIModel(self.client(), found, self.identify(), self.options.concurrency)
-
-
-def _first(answer: Mapping[str, Any], where: str) -> Mapping[str, Any]:
-    choices = answer.get("choices") if isinstance(answer, Mapping) else None
-    if not choices or not isinstance(choices[0], Mapping):
-        raise ModelOutputError(f"{where}: the server's answer has no choices")
-    return choices[0]
-
-
-def _finite(value: Any, where: str) -> float:
-    if value is None or not math.isfinite(float(value)):
-        raise ModelOutputError(f"{where}: the server returned a log-probability of {value!r}; its weights or dtype are broken")
-    return float(value)
 
 
 def cut_at_stop(text: str, tokens: Sequence[str], stop: Sequence[str]) -> tuple[str, int]:
@@ -226,6 +248,10 @@ class OpenAIModel(BatchStreaming):
             )
         return self._stream(requests, self._score)
 
+    def cancel(self) -> None:
+        """End every request in flight at once, and fail every later one at once: the session is ending."""
+        self.client.cancel()
+
     # -- one request each ---------------------------------------------------------------------------
 
     def _generate(self, request: GenerationRequest) -> GenerationResult:
@@ -249,16 +275,24 @@ class OpenAIModel(BatchStreaming):
             payload |= {"prompt": request.prompt, "logprobs": 1}
         if stop:
             payload["stop"] = stop[:MAX_STOP_SEQUENCES]
-        where = "chat completion" if chat else "completion"
+        where = f"server {self.client.shown_url} ({'chat completion' if chat else 'completion'})"
+        bound = answers.body_bound(len(request.prompt), request.max_tokens)
         started = time.perf_counter()
-        answer = self.client.post("/chat/completions" if chat else "/completions", payload)
+        answer = self.client.post("/chat/completions" if chat else "/completions", payload, max_bytes=bound)
         seconds = time.perf_counter() - started
-        choice = _first(answer, where)
-        written = (choice.get("message") or {}).get("content") if chat else choice.get("text")
-        tokens, values = generated_tokens(choice.get("logprobs"))
-        text, kept = cut_at_stop(str(written or ""), tokens, stop)
-        logprobs = tuple(_finite(value, where) for value in values[:kept])
-        return GenerationResult(text, logprobs, _prompt_tokens(answer), seconds)
+        choice = answers.first_choice(answer, where)
+        if chat:
+            message = choice.get("message")
+            if message is not None and not isinstance(message, Mapping):
+                raise answers.bad(where, f"its 'message' is not an object (got {answers.json_type(message)})")
+            written = (message or {}).get("content")
+        else:
+            written = choice.get("text")
+        limit = answers.text_bound(request.max_tokens)
+        tokens, values = generated_tokens(choice.get("logprobs"), where)
+        text, kept = cut_at_stop(answers.text(written, where, limit), tokens, stop)
+        logprobs = tuple(answers.logprob(value, where) for value in values[:kept])
+        return GenerationResult(self.client.redact.exact(text), logprobs, _prompt_tokens(answer), seconds)
 
     def _score(self, request: LoglikelihoodRequest) -> LoglikelihoodResult:
         text = request.context + request.continuation
@@ -273,13 +307,14 @@ class OpenAIModel(BatchStreaming):
             "echo": True,
             **self.capabilities.extras,
         }
+        where = f"server {self.client.shown_url} (scoring)"
         started = time.perf_counter()
-        answer = self.client.post("/completions", payload)
+        answer = self.client.post("/completions", payload, max_bytes=answers.body_bound(len(text), 1))
         seconds = time.perf_counter() - started
-        echoed = EchoedTokens.from_choice(_first(answer, "scoring"), "scoring")
+        echoed = EchoedTokens.from_choice(answers.first_choice(answer, where), where)
         span = echoed.span(len(request.context), len(text))
         if not span:
-            raise ModelOutputError(f"the server's token offsets place no token in the continuation {request.continuation!r}")
+            raise answers.bad(where, f"its token offsets place no token in the continuation {request.continuation!r}")
         shift = self.capabilities.shift
         values = [echoed.value(i, shift) for i in span]
         if any(v is None for v in values):
@@ -287,12 +322,11 @@ class OpenAIModel(BatchStreaming):
                 "the server gave no log-probability for the continuation's first token (it has no context before it); "
                 "give the request some context"
             )
-        total = sum(_finite(v, "scoring") for v in values)
+        total = sum(answers.logprob(v, where) or 0.0 for v in values)
         greedy = all(echoed.is_greedy(i, shift) for i in span)
         return LoglikelihoodResult(total, greedy, span[0], len(span), seconds)
 
 
 def _prompt_tokens(answer: Mapping[str, Any]) -> int:
     usage = answer.get("usage") if isinstance(answer, Mapping) else None
-    value = usage.get("prompt_tokens") if isinstance(usage, Mapping) else None
-    return int(value) if isinstance(value, int) else 0
+    return answers.count(usage.get("prompt_tokens")) if isinstance(usage, Mapping) else 0

@@ -13,11 +13,12 @@ none does, log-likelihood scoring is a missing capability with the measured numb
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import ModelLoadError, ModelOutputError
+from . import openai_answers as answers
 from .openai_http import JsonClient, RequestRejected
 
 PROBE_CONTEXT = "The capital of France is"
@@ -30,6 +31,7 @@ ALIGNMENT_TOLERANCE = 0.05
 """Mean absolute difference (nats per token) allowed between a token's generated and echoed log-probability:
 batched prompt evaluation and one-token decoding round differently, by far less than a token's shift."""
 SHIFTS = (0, -1, 1)
+PROBE_BYTES = answers.body_bound(len(PROBE_CONTEXT), PROBE_TOKENS)
 
 
 @dataclass(frozen=True)
@@ -43,23 +45,29 @@ class EchoedTokens:
 
     @classmethod
     def from_choice(cls, choice: Mapping[str, Any], where: str) -> EchoedTokens:
+        """The block of ``choice``, every field checked: strings, possible log-probabilities, whole offsets."""
         block = choice.get("logprobs")
         if not isinstance(block, Mapping):
-            raise ModelOutputError(f"{where}: the server returned no log-probabilities (its 'logprobs' is {block!r})")
-        tokens = block.get("tokens") or []
-        values = block.get("token_logprobs") or []
-        offsets = block.get("text_offset") or []
-        top = block.get("top_logprobs") or [None] * len(tokens)
+            kind = answers.json_type(block)
+            raise ModelOutputError(f"{where}: the server returned no log-probabilities (its 'logprobs' is {kind})")
+        tokens = answers.strings(answers.listed(block, "tokens"), where, "'tokens'")
+        values = answers.listed(block, "token_logprobs")
+        if not isinstance(values, list):
+            raise answers.bad(where, "its 'token_logprobs' is not a list")
+        offsets = answers.whole_numbers(answers.listed(block, "text_offset"), where, "'text_offset'")
+        top = answers.listed(block, "top_logprobs") or [None] * len(tokens)
+        if not isinstance(top, list):
+            raise answers.bad(where, "its 'top_logprobs' is not a list")
         if not (len(tokens) == len(values) == len(offsets)) or not tokens:
             raise ModelOutputError(
                 f"{where}: the server's log-probabilities are incomplete ({len(tokens)} tokens, {len(values)} values, "
                 f"{len(offsets)} offsets)"
             )
         return cls(
-            tuple(str(t) for t in tokens),
-            tuple(None if v is None else float(v) for v in values),
-            tuple(int(o) for o in offsets),
-            tuple(t if isinstance(t, Mapping) else None for t in top) + (None,) * max(0, len(tokens) - len(top)),
+            tuple(tokens),
+            tuple(answers.logprob(v, where, optional=True) for v in values),
+            tuple(offsets),
+            tuple(_alternatives(t, where) for t in top[: len(tokens)]) + (None,) * max(0, len(tokens) - len(top)),
         )
 
     def span(self, start: int, end: int) -> list[int]:
@@ -88,19 +96,37 @@ class EchoedTokens:
         return max(top.items(), key=lambda pair: pair[1])[0] == self.tokens[index]
 
 
-def generated_tokens(block: Mapping[str, Any] | None) -> tuple[list[str], list[float | None]]:
+def generated_tokens(block: Any, where: str = "the server's answer") -> tuple[list[str], list[float | None]]:
     """Generated tokens and their log-probabilities from a ``logprobs`` block, in either format engines use.
 
     The completions API's (``tokens`` and ``token_logprobs``), or the chat API's (``content``: a list of
-    ``{token, logprob}``), which llama.cpp's server also returns from ``/v1/completions``.
+    ``{token, logprob}``), which llama.cpp's server also returns from ``/v1/completions``. No block is no tokens;
+    a block with wrong types or impossible values is an error.
     """
-    if not isinstance(block, Mapping):
+    if block is None:
         return [], []
+    if not isinstance(block, Mapping):
+        raise answers.bad(where, f"its 'logprobs' is not an object (got {answers.json_type(block)})")
     content = block.get("content")
-    if isinstance(content, list):
-        entries = [entry for entry in content if isinstance(entry, Mapping)]
-        return [str(entry.get("token", "")) for entry in entries], [entry.get("logprob") for entry in entries]
-    return [str(token) for token in block.get("tokens") or []], list(block.get("token_logprobs") or [])
+    if content is not None:
+        if not isinstance(content, list) or not all(isinstance(entry, Mapping) for entry in content):
+            raise answers.bad(where, "its 'logprobs.content' is not a list of objects")
+        tokens = answers.strings([entry.get("token", "") for entry in content], where, "tokens")
+        return tokens, [answers.logprob(entry.get("logprob"), where, optional=True) for entry in content]
+    tokens = answers.strings(answers.listed(block, "tokens"), where, "'tokens'")
+    values = answers.listed(block, "token_logprobs")
+    if not isinstance(values, list) or len(values) != len(tokens):
+        raise answers.bad(where, f"its 'token_logprobs' is not a list of one value per token ({len(tokens)} tokens)")
+    return tokens, [answers.logprob(value, where, optional=True) for value in values]
+
+
+def _alternatives(top: Any, where: str) -> Mapping[str, float] | None:
+    """One position's top alternatives (token -> log-probability), checked; None when the server gave none."""
+    if top is None:
+        return None
+    if not isinstance(top, Mapping) or not all(isinstance(token, str) for token in top):
+        raise answers.bad(where, "its 'top_logprobs' holds something other than objects of token: log-probability")
+    return {token: answers.logprob(value, where) for token, value in top.items()}  # type: ignore[misc]
 
 
 def best_shift(generated: Sequence[float], echoed: EchoedTokens, span: Sequence[int]) -> tuple[int | None, dict[int, float]]:
@@ -138,44 +164,71 @@ class Capabilities:
 
 
 def served_models(client: JsonClient) -> tuple[str, ...]:
-    """The ids ``GET /models`` lists (empty when the server does not list them)."""
+    """The ids ``GET /models`` lists (empty when the server does not list them); a malformed listing is an error."""
     try:
         listing = client.get("/models")
     except RequestRejected:
         return ()
-    data = listing.get("data") if isinstance(listing, Mapping) else None
-    return tuple(str(entry.get("id")) for entry in data or () if isinstance(entry, Mapping) and entry.get("id"))
+    where = f"server {client.shown_url} (GET /models)"
+    if not isinstance(listing, Mapping):
+        raise answers.bad(where, f"the answer is not an object (got {answers.json_type(listing)})")
+    data = answers.listed(listing, "data")
+    if not isinstance(data, list):
+        raise answers.bad(where, f"its 'data' is not a list of models (got {answers.json_type(data)})")
+    ids = []
+    for entry in data:
+        if not isinstance(entry, Mapping) or not isinstance(entry.get("id"), str):
+            raise answers.bad(where, "its 'data' holds something other than models with a string 'id'")
+        if entry["id"]:
+            ids.append(entry["id"])
+    return tuple(ids)
 
 
-def pick_model(asked: str | None, served: Sequence[str], shown_url: str) -> str:
-    """The model to ask for: the one named after ``#``, or the server's only one."""
+def pick_model(asked: str | None, served: Sequence[str], shown_url: str, redact: Callable[[str], str] = str) -> str:
+    """The model to ask for: the one named after ``#``, or the server's only one.
+
+    Served names are shown through ``redact``; a name that would not survive it is never taken unasked.
+    """
+    listed = ", ".join(repr(redact(s)) for s in served)
     if asked:
         if served and asked not in served:
             raise ModelLoadError(
-                f"server {shown_url} serves {', '.join(repr(s) for s in served)}, not {asked!r}; "
-                f"name one of them after '#' in --model openai:{shown_url}#NAME"
+                f"server {shown_url} serves {listed}, not {asked!r}; name one of them after '#' in --model openai:{shown_url}#NAME"
             )
         return asked
     if len(served) == 1:
+        if redact(served[0]) != served[0]:
+            raise ModelLoadError(
+                f"server {shown_url} serves one model whose name looks like a secret; name it after '#': "
+                f"--model openai:{shown_url}#NAME"
+            )
         return served[0]
-    listed = ", ".join(repr(s) for s in served) or "nothing it lists"
-    raise ModelLoadError(f"server {shown_url} serves {listed}; name the model after '#': --model openai:{shown_url}#NAME")
+    raise ModelLoadError(
+        f"server {shown_url} serves {listed or 'nothing it lists'}; name the model after '#': --model openai:{shown_url}#NAME"
+    )
 
 
 def _completion(client: JsonClient, payload: dict[str, Any]) -> tuple[dict[str, Any], Mapping[str, Any]]:
     """POST a probe completion with the neutral sampling fields, or without them if the server rejects them."""
     try:
-        return dict(NEUTRAL_SAMPLING), client.post("/completions", {**payload, **NEUTRAL_SAMPLING})
+        return dict(NEUTRAL_SAMPLING), client.post("/completions", {**payload, **NEUTRAL_SAMPLING}, max_bytes=PROBE_BYTES)
     except RequestRejected as error:
         if error.status not in (400, 422):
             raise
-    return {}, client.post("/completions", payload)
+    return {}, client.post("/completions", payload, max_bytes=PROBE_BYTES)
+
+
+def _hint(status: int) -> str:
+    if status in (401, 403):
+        return "check the API key in the variable --holistic-api-key-env names (default OPENAI_API_KEY)"
+    return "check the model name, or use --holistic-api-endpoint chat"
 
 
 def probe(client: JsonClient, asked: str | None, endpoint: str) -> Capabilities:
     """Ask the server what it can do (a handful of tiny requests); ``endpoint`` is auto, completions or chat."""
     served = served_models(client)
-    model = pick_model(asked, served, client.shown_url)
+    model = pick_model(asked, served, client.shown_url, client.redact)
+    shown = tuple(client.redact(name) for name in served)
     if endpoint != "chat":
         try:
             extras, generated = _completion(
@@ -184,10 +237,10 @@ def probe(client: JsonClient, asked: str | None, endpoint: str) -> Capabilities:
             )
         except RequestRejected as error:
             if endpoint == "completions" or error.status not in (404, 405, 501):
-                raise ModelLoadError(f"{error}; check the model name, or use --holistic-api-endpoint chat") from None
+                raise ModelLoadError(f"{error}; {_hint(error.status)}") from None
         else:
             reason, shift = _echo_alignment(client, model, extras, generated)
-            return Capabilities("completions", model, served, shift, reason, extras)
+            return Capabilities("completions", model, shown, shift, reason, extras)
     request = {"model": model, "messages": [{"role": "user", "content": "Say yes."}], "max_tokens": 1, "temperature": 0}
     attempts = (
         ({"logprobs": True, "top_logprobs": 1}, dict(NEUTRAL_SAMPLING)),
@@ -196,16 +249,17 @@ def probe(client: JsonClient, asked: str | None, endpoint: str) -> Capabilities:
     )
     for index, (logprobs, extras) in enumerate(attempts):  # the richest request the server accepts
         try:
-            client.post("/chat/completions", {**request, **logprobs, **extras})
+            client.post("/chat/completions", {**request, **logprobs, **extras}, max_bytes=PROBE_BYTES)
             break
         except RequestRejected as error:
             if error.status not in (400, 422) or index == len(attempts) - 1:
-                raise ModelLoadError(f"{error}; the server serves neither /completions nor /chat/completions here") from None
+                neither = "the server serves neither /completions nor /chat/completions here"
+                raise ModelLoadError(f"{error}; {_hint(error.status) if error.status in (401, 403) else neither}") from None
     chat_logprobs = bool(logprobs)
     return Capabilities(
         "chat",
         model,
-        served,
+        shown,
         loglikelihood="the chat endpoint returns no prompt log-probabilities (serve /v1/completions with echo, as vLLM does)",
         extras=extras,
         chat_logprobs=chat_logprobs,
@@ -216,9 +270,13 @@ def _echo_alignment(
     client: JsonClient, model: str, extras: Mapping[str, Any], generated: Mapping[str, Any]
 ) -> tuple[str | None, int]:
     """(None, shift) when echoed prompt log-probabilities agree with generated ones under ``shift``, else (reason, 0)."""
-    choice = (generated.get("choices") or [{}])[0]
-    text = str(choice.get("text") or "")
-    tokens, found = generated_tokens(choice.get("logprobs"))
+    where = f"server {client.shown_url} (probe completion)"
+    choice = answers.first_choice(generated, where)
+    text = answers.text(choice.get("text"), where, answers.text_bound(PROBE_TOKENS))
+    try:
+        tokens, found = generated_tokens(choice.get("logprobs"), where)
+    except ModelOutputError as error:
+        return f"its log-probabilities cannot be used ({error})", 0
     values = [v for v in found if v is not None]
     if not text or not values or len(values) != len(tokens):
         return "the server returns no log-probabilities for generated tokens", 0
@@ -232,8 +290,8 @@ def _echo_alignment(
         **extras,
     }
     try:
-        echoed_answer = client.post("/completions", payload)
-        echoed = EchoedTokens.from_choice((echoed_answer.get("choices") or [{}])[0], "echo probe")
+        echoed_answer = client.post("/completions", payload, max_bytes=answers.body_bound(len(PROBE_CONTEXT + text), 1))
+        echoed = EchoedTokens.from_choice(answers.first_choice(echoed_answer, "echo probe"), "echo probe")
     except (RequestRejected, ModelOutputError) as error:
         detail = error.detail if isinstance(error, RequestRejected) else str(error)
         return f"it does not return prompt log-probabilities with echo ({detail})", 0

@@ -44,12 +44,18 @@ class Seen:
 
 @dataclass(frozen=True)
 class Reply:
-    """What the server answers: a status, a JSON body (or raw bytes), extra headers, after ``delay`` seconds."""
+    """What the server answers: a status, a JSON body (or raw bytes), extra headers, after ``delay`` seconds.
+
+    With ``drip``, the answer (status line and headers included) is sent one byte every ``drip`` seconds, from its
+    byte ``drip_from`` on (all at once before it).
+    """
 
     status: int = 200
     body: Any = field(default_factory=dict)
     headers: Mapping[str, str] = field(default_factory=dict)
     delay: float = 0.0
+    drip: float = 0.0
+    drip_from: int = 0
 
 
 Script = Callable[[Seen], Reply]
@@ -62,6 +68,19 @@ class _Handler(BaseHTTPRequestHandler):
         seen = Seen(self.command, self.path, {k.lower(): v for k, v in self.headers.items()}, json.loads(raw) if raw else None)
         reply = self.server.scripted.handle(seen)  # type: ignore[attr-defined]
         data = reply.body if isinstance(reply.body, bytes) else json.dumps(reply.body).encode()
+        if reply.drip:
+            head = [
+                f"HTTP/1.1 {reply.status} X",
+                f"Content-Length: {len(data)}",
+                *(f"{k}: {v}" for k, v in reply.headers.items()),
+            ]
+            raw = "\r\n".join([*head, "", ""]).encode() + data
+            self.wfile.write(raw[: reply.drip_from])
+            for byte in raw[reply.drip_from :]:
+                self.wfile.write(bytes([byte]))
+                self.wfile.flush()
+                time.sleep(reply.drip)
+            return
         self.send_response(reply.status)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(data)))
