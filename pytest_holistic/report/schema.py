@@ -59,8 +59,8 @@ def _loosened(node: Any) -> Any:
     """A schema that checks the type of every field present but requires none and allows others.
 
     Older versions lack some fields and name others differently; what they do have must still be of the type the
-    readers expect. Enumerations and patterns become plain strings, and ``oneOf`` becomes ``anyOf``, because once
-    loosened two of its branches (a named and an unnamed model) can both match.
+    readers expect. Enumerations become plain strings, patterns and formats go, and ``oneOf`` becomes ``anyOf``: once
+    loosened, two of its branches (a named and an unnamed model) can both match.
     """
     if isinstance(node, list):
         return [_loosened(item) for item in node]
@@ -106,7 +106,8 @@ def _problem(error: Any) -> str:
     """One schema error in a line: where, and what is wrong (a wrong type named by its JSON type, not its whole value)."""
     where = _printable(_where(error.absolute_path), 120)
     if error.validator == "type":
-        return f"{where}: is {_json_type(error.instance)}, expected {_printable(str(error.validator_value))}"
+        expected = error.validator_value if isinstance(error.validator_value, list) else [error.validator_value]
+        return f"{where}: is {_json_type(error.instance)}, expected {_printable(' or '.join(map(str, expected)))}"
     return f"{where}: {_printable(error.message)}"
 
 

@@ -95,7 +95,10 @@ def _one_line(status: int, err: list[str], *parts: str) -> None:
     [
         (lambda r: r["runs"][0]["metrics"]["exact_match"].update(ci95=5), "runs/0/metrics/exact_match/ci95: is an integer"),
         (lambda r: r["runs"][0].update(instances=[None, 5]), "runs/0/instances/0: is null, expected object"),
-        (lambda r: r["runs"][0]["metrics"]["exact_match"].update(value="0.5"), "runs/0/metrics/exact_match/value: is a string"),
+        (
+            lambda r: r["runs"][0]["metrics"]["exact_match"].update(value="0.5"),
+            "exact_match/value: is a string, expected number or null",
+        ),
         (lambda r: r["runs"][0]["metrics"]["exact_match"].update(ci95=[0.1]), "runs/0/metrics/exact_match/ci95: "),
         (lambda r: r["runs"][0]["instances"][0].update(completion=[]), "runs/0/instances/0/completion: "),
         (lambda r: r["runs"][0]["instances"][0]["instance"].update(references="Yes"), "instance/references: is a string"),
