@@ -251,7 +251,7 @@ def _mutate(report: dict, mutations: list[tuple[int, str, Any]]) -> dict:
     return data
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=150, deadline=None, database=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(version=st.sampled_from([3, 4, 5]), mutations=st.lists(MUTATION, min_size=1, max_size=3))
 def test_random_mutations_either_render_or_are_one_line(
     real: dict, version: int, mutations: list, tmp_path: Path, capsys: pytest.CaptureFixture[str]
