@@ -382,11 +382,12 @@ class WorkerSide:
 
     # -- the end ------------------------------------------------------------------------------------
 
-    def summary(self, final: bool = True) -> WorkerSummary | None:
+    def summary(self, final: bool = True, memory: dict[str, float | None] | None = None) -> WorkerSummary | None:
         """What this process computed; None for a plain process that did no model work (the xdist controller).
 
         An xdist worker always reports, idle or not, so the report lists every worker that was started.
-        The final summary also lists the runs this process collected.
+        The final summary also lists the runs this process collected. ``memory``: peak memory already measured,
+        so that the summary and the cache record the same figures.
         """
         if not (is_worker(self.config) or self.executor.has_work or self.model.touched):
             return None
@@ -410,7 +411,7 @@ class WorkerSide:
             model_failure=self.model.load_failure,
             final=final,
             runs=tuple(self.collected()) if final and is_worker(self.config) else (),
-            **peak_memory(),
+            **(memory if memory is not None else peak_memory()),
         )
 
     def write_ledger(self) -> None:
@@ -434,7 +435,10 @@ class WorkerSide:
 
     def finish(self) -> None:
         """Send this process's summary: through ``workeroutput`` on an xdist worker, else straight to the hook."""
-        summary = self.summary()
+        memory = peak_memory()
+        if self.model.loaded:  # for warm runs, which replay the answers without loading the model
+            self.model.remember_peak_memory(memory)
+        summary = self.summary(memory=memory)
         if summary is None:
             return
         if is_worker(self.config):

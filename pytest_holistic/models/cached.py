@@ -13,7 +13,7 @@ from __future__ import annotations
 import threading
 import time
 from collections import defaultdict
-from collections.abc import Callable, Hashable, Iterator, Sequence
+from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
@@ -145,14 +145,23 @@ class CachedModel(BatchStreaming):
             self._remember_details(self._model)
         return self._model
 
-    def _remember_details(self, model: Model) -> None:
+    def _remember_details(self, model: Model, measured: Mapping[str, Any] | None = None) -> None:
         """Record the loaded copy's details under its identity, for warm runs that will not load it."""
         if self.cache is None or self._identity is None or self._identity.revision is None or not model.info.details:
             return  # nothing to key it by: a model that only loading can identify is loaded on every run anyway
         try:
-            self.cache.put_model(self._keyed(self._identity), dict(model.info.details))
+            self.cache.put_model(self._keyed(self._identity), {**model.info.details, **(measured or {})})
         except CACHE_ERRORS as error:
             self._disable_cache(error)
+
+    def remember_peak_memory(self, figures: Mapping[str, float | None]) -> None:
+        """Add the peak memory of the process that loaded and ran the model to its recorded details.
+
+        A warm run computes nothing, so its own peak measures only the replaying process; it reports these
+        figures of the run that computed the answers instead. Nothing is recorded when this process did not load.
+        """
+        if self._model is not None:
+            self._remember_details(self._model, {name: value for name, value in figures.items() if value is not None})
 
     @property
     def info(self) -> ModelInfo:

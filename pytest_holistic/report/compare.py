@@ -134,16 +134,32 @@ MCNEMAR_FEWEST = 6
 """The fewest discordant pairs, all one way, for which McNemar's exact test reaches p < 0.05 (2 / 2**6 = 0.031)."""
 
 
-def _mde(stderr: float, binary: bool, n: int) -> float | None:
-    """The minimum detectable difference; when no pair differed (SE 0) the formula gives 0, which claims too much.
+def metric_range(metric: str, binary: bool) -> float | None:
+    """How far apart two values of ``metric`` can be: its registered bounds, 1 for an unregistered 0/1 score, else unknown."""
+    info = registry.find(metric)
+    if info is not None:
+        span = info.bounds[1] - info.bounds[0]
+        return span if math.isfinite(span) else None
+    return 1.0 if binary else None
 
-    For 0/1 scores a difference needs at least ``MCNEMAR_FEWEST`` discordant pairs to be significant, so it is
-    never below ``MCNEMAR_FEWEST / n``; for other scores with no spread at all there is nothing to estimate it from.
+
+def _mde(stderr: float, binary: bool, n: int, span: float | None) -> tuple[float | None, str | None]:
+    """The minimum detectable difference, and why there is none when there is none.
+
+    When no pair differed (SE 0) the formula gives 0, which claims too much: for 0/1 scores a difference needs at
+    least ``MCNEMAR_FEWEST`` discordant pairs to be significant, so it is never below ``MCNEMAR_FEWEST / n``; for
+    other scores with no spread at all there is nothing to estimate it from. A difference larger than the metric's
+    range cannot happen, so an MDE beyond it means that no difference is detectable with this many pairs.
     """
-    mde = minimum_detectable_difference(stderr, ALPHA, POWER)
+    formula = minimum_detectable_difference(stderr, ALPHA, POWER) if math.isfinite(stderr) else 0.0
+    mde: float | None
     if binary:
-        return max(mde, min(1.0, MCNEMAR_FEWEST / n)) if n else None
-    return mde if stderr > 0 else None
+        mde = max(formula, MCNEMAR_FEWEST / n) if n else None
+    else:
+        mde = formula if stderr > 0 else None
+    if mde is not None and span is not None and mde > span:
+        return None, f"not detectable at n={n}: the smallest detectable difference exceeds the metric's range ({span:g})"
+    return mde, None
 
 
 def _side(key: str, scenario: str, entries: Iterable[Entry], directions: Mapping[str, str]) -> Side:
@@ -263,6 +279,7 @@ def compare_metric(metric: str, direction: str, pairs: Sequence[tuple[Entry, Ent
         lost = sum(1 for a, b in zip(here, there, strict=True) if a < b)
         mcnemar = {"this_1_baseline_0": gained, "this_0_baseline_1": lost, "p_value": mcnemar_exact(gained, lost)}
     n = len(pairs)
+    mde, mde_note = _mde(stderr, binary, n, metric_range(metric, binary))
     sides = {}
     for name, values in (("this", here), ("baseline", there)):
         entry: dict[str, Any] = {"mean": _mean(values)}
@@ -281,7 +298,8 @@ def compare_metric(metric: str, direction: str, pairs: Sequence[tuple[Entry, Ent
         "interval_method": f"paired cluster bootstrap, {RESAMPLES} resamples, seed {SEED}, 95% percentile",
         "clusters": {"by": clustered_by, "count": interval.clusters},
         "stderr": stderr,
-        "mde": _mde(stderr, binary, n),
+        "mde": mde,
+        "mde_note": mde_note,
         "mcnemar": mcnemar,
         "verdict": _verdict(interval.low, interval.high, direction, None if mcnemar is None else mcnemar["p_value"]),
         "missing": None,

@@ -121,8 +121,17 @@ def _gate_status(gate: Mapping[str, Any]) -> str:
     return status if status in GATE_STATUSES else "failed"
 
 
-def _summary(reports: Sequence[Mapping[str, Any]], names: Sequence[str]) -> str:
-    """One line per model (run, time, completeness, gate counts), then each gate that failed or was not evaluated."""
+def _memory(model: Mapping[str, Any]) -> str:
+    """The model's peak memory as the leaderboard counts it, and what measured it (or why nothing did)."""
+    gb, source = _number(model.get("memory_gb")), model.get("memory_source")
+    if gb is None:
+        return f", peak memory {esc(source)}" if source else ""
+    return f", peak memory {gb:.1f} GB ({esc(source)})"
+
+
+def _summary(reports: Sequence[Mapping[str, Any]], names: Sequence[str], models: Sequence[Mapping[str, Any]]) -> str:
+    """One line per model (run, time, completeness, memory, gate counts), then each gate that failed or was not evaluated."""
+    memory = {str(model.get("name")): _memory(model) for model in models if isinstance(model, Mapping)}
     items = []
     for name, report in zip(names, reports, strict=True):
         gates = report.get("gates") or []
@@ -137,7 +146,7 @@ def _summary(reports: Sequence[Mapping[str, Any]], names: Sequence[str]) -> str:
         )
         items.append(
             f"<li><strong>{esc(name)}</strong> — run {esc(report.get('run_id'))}, {esc(report.get('created'))}, "
-            f"{len(report.get('runs') or [])} runs, {esc(state)}{f'; gates: {counts}' if gates else ''}</li>"
+            f"{len(report.get('runs') or [])} runs, {esc(state)}{memory.get(name, '')}{f'; gates: {counts}' if gates else ''}</li>"
         )
         items += [
             f"<li class='status-{status}'>{esc(status.replace('_', ' '))}: {esc(gate.get('message') or gate.get('gate'))}</li>"
@@ -462,7 +471,7 @@ def render(reports: Sequence[Mapping[str, Any]], leaderboard: Mapping[str, Any])
         f'<meta http-equiv="Content-Security-Policy" content="{CSP}">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
         f"<title>{esc(title)}</title><style>{CSS}</style></head><body>"
-        f'<header class="top"><h1>{esc(title)}</h1>{_summary(reports, names)}'
+        f'<header class="top"><h1>{esc(title)}</h1>{_summary(reports, names, leaderboard.get("models") or [])}'
         f'<nav>{links}<a href="#scenarios">Scenarios</a><a href="#instances">Instances</a></nav>'
         "<noscript><p>Sorting, the Dynascore sliders and the instance list need JavaScript.</p></noscript></header>"
         f"<main>{''.join(sections)}</main><script>{JS}</script></body></html>\n"

@@ -344,5 +344,8 @@ class JsonWriter:
             fallback = Path(tempfile.mkdtemp(prefix="pytest-holistic-")) / "report.json"
             self.problem = f"could not write {self.target} ({error.strerror or error}); wrote {fallback} instead"
             return write_json(fallback, payload)
-        point_latest(self.model_folder, self.run_id)
+        try:
+            point_latest(self.model_folder, self.run_id)
+        except OSError as error:  # the report is written; only the pointer to the newest one is stale
+            self.problem = f"wrote {written}, but could not mark it as {self.model_folder / 'latest'} ({error.strerror or error})"
         return written

@@ -264,14 +264,41 @@ def _runs(report: Mapping[str, Any]) -> list[_Run]:
     return runs
 
 
-def peak_memory_gb(report: Mapping[str, Any]) -> tuple[float | None, str]:
-    """The report's peak memory in GB and what it measured: GPU peak where any worker recorded one, else process RSS."""
-    workers = [worker for worker in (report.get("workers") or {}).values() if isinstance(worker, Mapping)]
-    for field, what in (("peak_gpu_mib", "GPU peak"), ("peak_rss_mib", "peak RSS")):
-        values = [number for worker in workers if (number := _number(worker.get(field))) is not None]
+MEMORY_FIELDS = (("peak_gpu_mib", "GPU peak"), ("peak_rss_mib", "peak RSS"))
+REPLAYED = "of the run that computed the replayed answers"
+NOT_MEASURED = "not measured: every answer was replayed from the cache, and the run that computed them recorded no peak memory"
+
+
+def _computed_here(worker: Mapping[str, Any]) -> bool:
+    """Whether a worker loaded the model (a load time, or a batch computed); a row without either count is taken as so."""
+    load, batches = _number(worker.get("load_seconds")), _number(worker.get("batches"))
+    return (load is None and batches is None) or bool(load) or bool(batches)
+
+
+def _largest(rows: Sequence[Mapping[str, Any]]) -> tuple[float, str] | None:
+    """The largest GPU peak any row recorded, else the largest process peak, in GB, and which it is."""
+    for field, what in MEMORY_FIELDS:
+        values = [number for row in rows if (number := _number(row.get(field))) is not None]
         if values:
             return round(max(values) / MIB_PER_GB, 1), what  # to MEMORY_RESOLUTION_GB
-    return None, "no peak memory recorded"
+    return None
+
+
+def peak_memory_gb(report: Mapping[str, Any]) -> tuple[float | None, str]:
+    """The report's peak memory in GB and what it measured: GPU peak where any worker recorded one, else process RSS.
+
+    Only workers that loaded the model measured it. When every answer was replayed from the cache, the replaying
+    process measured nothing about the model: the figures the computing run left in the cache (the model's
+    ``details``) stand in, named as such, or there is no figure.
+    """
+    workers = [worker for worker in (report.get("workers") or {}).values() if isinstance(worker, Mapping)]
+    computed = [worker for worker in workers if _computed_here(worker)]
+    if computed or not workers:
+        found = _largest(computed)
+        return found if found is not None else (None, "no peak memory recorded")
+    details = (report.get("model") or {}).get("details")
+    found = _largest([details]) if isinstance(details, Mapping) else None
+    return (found[0], f"{found[1]} {REPLAYED}") if found is not None else (None, NOT_MEASURED)
 
 
 def _cell(entry: Mapping[str, Any]) -> dict[str, Any]:
@@ -394,10 +421,9 @@ def build_leaderboard(
     cells: dict[str, dict[str, dict[str, Any]]] = {name: {} for name in names}
     by_scenario: dict[str, dict[str, _Run]] = {}
     memory: dict[str, float | None] = {}
-    memory_sources: set[str] = set()
+    memory_of: dict[str, str] = {}
     for name, report in zip(names, reports, strict=True):
-        memory[name], source = peak_memory_gb(report)
-        memory_sources.add(source)
+        memory[name], memory_of[name] = peak_memory_gb(report)
         for run in _runs(report):
             by_scenario.setdefault(run.scenario, {})[name] = run
             ordered = ([run.main] if run.main in run.metrics else []) + [metric for metric in run.metrics if metric != run.main]
@@ -432,7 +458,7 @@ def build_leaderboard(
     win_rates = {
         group: mean_win_rates(table, {key: columns[key]["direction"] for key in keys}, optima) for group, keys in groups.items()
     }
-    memory_source = " / ".join(sorted(memory_sources)) or "peak memory"
+    memory_source = " / ".join(sorted({memory_of[name] for name in names if memory[name] is not None})) or "peak memory"
     return {
         "schema": SCHEMA,
         "schema_version": SCHEMA_VERSION,
@@ -445,6 +471,7 @@ def build_leaderboard(
                 "model": str((report.get("model") or {}).get("name") or ""),
                 "complete": report.get("complete"),
                 "memory_gb": memory[name],
+                "memory_source": memory_of[name],
             }
             for name, report, path in zip(names, reports, paths, strict=True)
         ],

@@ -9,7 +9,7 @@ the fix), builds the leaderboard (:mod:`.leaderboard`) and writes ``DIR/leaderbo
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -22,28 +22,8 @@ FIX = "pass the report.json written by a run (reports/<model>/<run id>/report.js
 
 
 def load_report(path: Path) -> dict[str, Any]:
-    """One report.json (or the folder holding one) as data; anything else is a UserError naming the file."""
-    data = read_report(path, FIX)
-    problem = _malformed(data)  # older versions have no schema here: what the leaderboard would trip over
-    if problem:
-        raise UserError(f"{path}: malformed report ({problem}); {FIX}")
-    return data
-
-
-def _malformed(data: Mapping[str, Any]) -> str | None:
-    """What the leaderboard would trip over, or None: model, runs and their metrics must be objects."""
-    if not isinstance(data.get("model"), dict):
-        return '"model" is not an object'
-    for index, run in enumerate(data["runs"]):
-        if not isinstance(run, dict):
-            return f"run {index} is not an object"
-        if not isinstance(run.get("metrics", {}), dict):
-            return f'run {index} ("{run.get("scenario")}"): "metrics" is not an object'
-        if not isinstance(run.get("requested_metrics", []), list):
-            return f'run {index} ("{run.get("scenario")}"): "requested_metrics" is not a list'
-    if not isinstance(data.get("workers", {}), dict):
-        return '"workers" is not an object'
-    return None
+    """One report.json (or the folder holding one) as data, checked so the page renders; else a UserError naming it."""
+    return read_report(path, FIX)
 
 
 def merge(paths: Sequence[Path], out_dir: Path, *, memory_cap_gb: float = MEMORY_CAP_GB) -> list[Path]:

@@ -63,7 +63,7 @@ class RegressionVerdict:
             "margin": self.margin,
             "status": self.status,
             "message": self.message,
-            **{name: row.get(name) for name in ("difference", "ci95", "n", "verdict", "mde")},
+            **{name: row.get(name) for name in ("difference", "ci95", "n", "verdict", "mde", "mde_note")},
         }
 
 
@@ -130,8 +130,15 @@ def describe(row: Mapping[str, Any]) -> str:
     return (
         f"{_number(row['this']['mean'])} vs baseline {_number(row['baseline']['mean'])}: "
         f"difference {_number(row['difference'], True)} (95% CI {_number(low, True)} to {_number(high, True)}, n={row['n']}), "
-        f"{row['verdict']}{test}; MDE {_number(row['mde'])} (80% power, alpha 0.05)"
+        f"{row['verdict']}{test}; {mde_text(row)}"
     )
+
+
+def mde_text(row: Mapping[str, Any]) -> str:
+    """The row's minimum detectable difference in words, or why no difference is detectable at its n."""
+    if row.get("mde_note"):
+        return f"MDE: {row['mde_note']}"
+    return f"MDE {_number(row.get('mde'))} (80% power, alpha 0.05)"
 
 
 def _regressed(row: Mapping[str, Any], margin: float) -> bool:

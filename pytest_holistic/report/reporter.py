@@ -27,6 +27,7 @@ from ..models.base import ModelInfo
 from .aggregate import Results, RunResults
 from .json_report import build_report
 from .ledger import Ledgers
+from .outputs import write_outputs
 from .provenance import scrub_text
 from .records import CollectedRun, ItemRecord, RecordData, RunHeader, WorkerSummary
 from .regression import ComparisonPlan, RegressionVerdict
@@ -358,8 +359,26 @@ class Reporter:
         answered = any(record.answered for run in self.runs.values() for record in run.records)
         return failures[0] if failures and not answered else None
 
-    @pytest.hookimpl(trylast=True)  # after xdist has stopped its workers, so their ledgers are final
-    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+    @pytest.hookimpl(wrapper=True, trylast=True)
+    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> Generator[None]:
+        """The plugin's outputs, written once every other plugin's session finish has run or failed.
+
+        The innermost wrapper: after xdist has stopped its workers (so their ledgers are final), and still written
+        when another finish raises (pytest's ``--junitxml`` on a full disk). pytest then prints no summaries, so
+        this one prints its own before the error goes on.
+        """
+        try:
+            result = yield
+        except BaseException:
+            self._finish_session(session, exitstatus)
+            terminal = self.config.pluginmanager.get_plugin("terminalreporter")
+            if terminal is not None:
+                self.pytest_terminal_summary(terminal)
+            raise
+        self._finish_session(session, exitstatus)
+        return result
+
+    def _finish_session(self, session: pytest.Session, exitstatus: int) -> None:
         self._sigterm.restore()  # the run is over: from here on SIGTERM ends the process as usual
         self._read_ledgers()
         if self.interrupted is None and exitstatus == pytest.ExitCode.INTERRUPTED:  # stopped before the tests ran
@@ -368,7 +387,7 @@ class Reporter:
             return
         results = self.results()
         payload = build_report(results)
-        self.written = [writer.write(results, payload) for writer in self.writers]
+        self.written = write_outputs(self.writers, results, payload)
         if self.written:
             self.config.hook.pytest_holistic_report_written(config=self.config, path=self.written[0], report=payload)
 

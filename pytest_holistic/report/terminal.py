@@ -159,6 +159,13 @@ def _ids(labels: Sequence[str], shown: int = 5) -> str:
     return ", ".join(labels[:shown]) + (f" (+{more} more)" if more > 0 else "")
 
 
+def _mde(row: Mapping[str, Any]) -> str:
+    """The minimum detectable difference, or that none is detectable with this few pairs."""
+    if row.get("mde_note"):
+        return "MDE not detectable at this n"
+    return f"MDE {'-' if row['mde'] is None else _number(row['mde'])}"
+
+
 def comparison_lines(comparison: Mapping[str, Any]) -> list[str]:
     """``--holistic-baseline``: per scenario what matched up, and each original metric's paired difference and verdict."""
     baseline = comparison["baseline"]
@@ -187,7 +194,7 @@ def comparison_lines(comparison: Mapping[str, Any]) -> list[str]:
             test = f" (McNemar p={row['mcnemar']['p_value']:.3g})" if row["mcnemar"] else ""
             lines.append(
                 f"    {row['metric']} {arrow} {_number(row['baseline']['mean'])} -> {_number(row['this']['mean'])}: "
-                f"{_signed(row['difference'])} [{_signed(low)}, {_signed(high)}] n={row['n']}, {row['verdict']}{test}, MDE {'-' if row['mde'] is None else _number(row['mde'])}"
+                f"{_signed(row['difference'])} [{_signed(low)}, {_signed(high)}] n={row['n']}, {row['verdict']}{test}, {_mde(row)}"
             )
         variants = sum(1 for row in scenario["metrics"] if row["perturbation"] is not None and row["missing"] is None)
         if variants:

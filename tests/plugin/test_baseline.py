@@ -258,3 +258,28 @@ def test_regression_checks_are_testcases_in_the_holistic_junit_file(pytester: py
     assert case.get("name") == "regression[quiz:exact_match]" and suite.get("failures") == "1"
     assert "dropped by more than 0.02 with confidence" in case.find("failure").get("message")
     assert root.get("failures") == str(sum(int(s.get("failures")) for s in root.iter("testsuite")))
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        ("[" * 100_000, "not a report (JSON nested deeper than this reader follows)"),
+        (
+            (
+                '{"schema": "pytest-holistic/report", "schema_version": 4, "model": {"name": "m"}, '
+                '"runs": [{"key": "k", "scenario": "s", "metrics": {"em": {"ci95": 5}}, "instances": [null, 5]}]}'
+            ),
+            "not a valid report (runs/0/instances/0: is null, expected object and 2 more)",
+        ),
+    ],
+)
+def test_a_pathological_or_malformed_baseline_is_one_line_not_an_internal_error(
+    pytester: pytest.Pytester, content: str, message: str
+) -> None:
+    _suite(pytester)
+    (pytester.path / "odd.json").write_text(content)
+    result = pytester.runpytest("--model", _model(pytester, "rules", []), "--holistic-baseline", "odd.json")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([f"ERROR: pytest-holistic: --holistic-baseline */odd.json: {message}; pass the report.json*"])
+    assert len([line for line in result.stderr.lines if line.strip()]) == 1
+    assert "INTERNALERROR" not in result.stdout.str() + result.stderr.str()

@@ -21,7 +21,6 @@ from pytest_holistic.report.html_charts import reliability_bins
 from pytest_holistic.report.html_report import HtmlWriter, render, script_json
 from pytest_holistic.report.leaderboard import build_leaderboard, scores
 
-REPO = Path(__file__).resolve().parents[2]
 EVIL = '<script>window.__pwned = 1</script><img src=x onerror="window.__pwned = 2">'
 BREAKOUT = "</script><script>window.__pwned = 3</script><!--"
 SEPARATORS = "line\u2028separator\u2029paragraph"
@@ -457,10 +456,9 @@ def test_leaderboard_sorts_and_switches_families(page: Any) -> None:
     assert runtime.is_displayed() and not header.is_displayed()
 
 
-def test_screenshot_for_people(page: Any) -> None:
-    """A picture of the page under reports/ (git-ignored) to look at."""
-    target = REPO / "reports" / "html-report.png"
-    target.parent.mkdir(exist_ok=True)
+def test_screenshot_for_people(page: Any, tmp_path: Path) -> None:
+    """A picture of the page to look at, kept with the test's temporary files (never in the checkout)."""
+    target = tmp_path / "html-report.png"
     height = page.execute_script("return document.documentElement.scrollHeight")
     page.set_window_size(1400, min(int(height) + 40, 6000))
     assert page.save_screenshot(str(target))

@@ -118,9 +118,9 @@ def test_missing_file_is_one_line_naming_it_and_the_fix(two_runs: list[Path], tm
         (
             '{"schema": "pytest-holistic/report", "schema_version": 4, "runs": [{"scenario": "qa", "metrics": []}], '
             '"model": {"name": "m"}}',
-            "malformed report",
+            "not a valid report (",
         ),
-        ('{"schema": "pytest-holistic/report", "schema_version": 4, "runs": [], "model": "m"}', "malformed report"),
+        ('{"schema": "pytest-holistic/report", "schema_version": 4, "runs": [], "model": "m"}', "not a valid report (model: "),
         ('{"schema": "pytest-holistic/report", "schema_version": 99, "runs": []}', "report schema version 99"),
         ('{"schema": "pytest-holistic/report", "runs": []}', "report schema version None"),
         ('{"schema": "pytest-holistic/report", "schema_version": 5, "runs": [{}]}', "not a valid report ("),
