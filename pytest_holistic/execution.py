@@ -266,7 +266,7 @@ class Executor:
             if not self._ahead.is_alive():
                 self._ahead = None
 
-    def close(self, wait: float = 5.0) -> None:
+    def close(self, wait: float = 2.0) -> None:
         """Stop computing ahead: the batch in flight is finished and committed, the rest of that shard is dropped.
 
         The background thread is waited for ``wait`` seconds at most: a request hung on a server that cannot be

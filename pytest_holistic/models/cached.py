@@ -350,7 +350,7 @@ class CachedModel(BatchStreaming):
             for request in requests
         ]
 
-    def close(self, wait: float = 5.0) -> None:
+    def close(self, wait: float = 2.0) -> None:
         """Release the cache's SQLite connection (at pytest_unconfigure).
 
         A stream still running in another thread (a shard computed ahead, cut off by Ctrl-C) may be committing on
