@@ -204,11 +204,13 @@ class OpenAIModel(BatchStreaming):
                     index, request = todo.get_nowait()
                 except queue.Empty:
                     return
+                outcome: Any = Failed(ModelOutputError(f"server {self.client.shown_url}: the request ended without an answer"))
                 try:
-                    outcome: Any = answer(request)
+                    outcome = answer(request)
                 except Exception as error:  # noqa: BLE001 - this request's failure, given to the items that asked it
                     outcome = Failed(error)
-                done.put((index, outcome))
+                finally:  # always told, so the consumer never waits for a request that is over
+                    done.put((index, outcome))
 
         for number in range(min(self.concurrency, len(requests))):
             threading.Thread(target=send, name=f"holistic-http-{number}", daemon=True).start()
