@@ -287,3 +287,35 @@ def test_stopping_while_the_next_shard_hangs_in_the_background(
         f"test_numbers.py::test_numbers[n{k}]" for k in range(10, 20)
     }
     assert _cache_rows(pytester.path) == 19
+
+
+def test_stopping_while_the_servers_probe_hangs(pytester: pytest.Pytester, release: threading.Event) -> None:
+    """A server that accepts every request and answers none, not even the probe of /v1/models: SIGTERM ends the
+    run within 15 s, and the report says nothing was completed."""
+    asked = threading.Event()
+
+    def silent(seen: Seen) -> Reply:
+        asked.set()
+        release.wait()
+        return Reply(503, {"error": {"message": "gone"}})
+
+    server = ScriptedServer(silent)
+    try:
+        pytester.makepyfile(test_numbers=holistic_suite(count=30))
+        process = _start(pytester.path, "--model", f"openai:{server.url}#m")
+        _wait_for(asked.is_set, process, "the probe sent")
+        signalled = time.monotonic()
+        os.kill(process.pid, signal.SIGTERM)
+        try:
+            output, _ = process.communicate(timeout=60)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            output, _ = process.communicate()
+            raise AssertionError(f"pytest was still running 60 s after SIGTERM:\n{output}") from None
+        assert time.monotonic() - signalled < 15, output
+        assert process.returncode == pytest.ExitCode.INTERRUPTED and "Traceback" not in output, output
+        report = _report(pytester.path)
+        assert report["complete"] is False and len(report["not_completed"]) == 30
+    finally:
+        release.set()
+        server.stop()
