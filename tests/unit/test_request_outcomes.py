@@ -3,13 +3,24 @@ items that asked it and is not asked again; a call that fails as a whole is narr
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 
 import pytest
 
 from pytest_holistic.errors import ModelLoadError, ModelOutputError
 from pytest_holistic.execution import _ask
-from pytest_holistic.models.base import Cancelled, Failed, collect, outcomes
+from pytest_holistic.models.base import (
+    BatchStreaming,
+    Cancelled,
+    Failed,
+    GenerationRequest,
+    GenerationResult,
+    ModelInfo,
+    collect,
+    outcomes,
+)
+from pytest_holistic.models.cached import CachedModel
+from pytest_holistic.models.registry import BuiltModel
 
 
 class Served:
@@ -88,3 +99,33 @@ def test_the_list_api_keeps_failures_in_place_or_raises_the_first() -> None:
     with pytest.raises(ModelOutputError, match="q1 refused"):
         collect(3, stream(["q0", "q1", "q2"]))
     assert collect(2, stream(["q0", "q3"])) == ["Q0", "Q3"]
+
+
+class Cancellable(BatchStreaming):
+    """Answers every prompt with its upper case; remembers being cancelled."""
+
+    info = ModelInfo("cancellable", "test", None)
+
+    def __init__(self) -> None:
+        self.cancelled = 0
+
+    def generate_batches(self, requests: Sequence[GenerationRequest]) -> Iterator[list[tuple[int, GenerationResult]]]:
+        for index, request in enumerate(requests):
+            yield [(index, GenerationResult(request.prompt.upper()))]
+
+    def cancel(self) -> None:
+        self.cancelled += 1
+
+
+def test_cancelling_the_cached_model_cancels_the_loaded_one_and_stops_its_streams() -> None:
+    inner = Cancellable()
+    cached = CachedModel(lambda: BuiltModel(inner), None)
+    cached.cancel()  # nothing loaded yet: nothing to tell
+    assert inner.cancelled == 0
+    cached = CachedModel(lambda: BuiltModel(inner), None)
+    stream = cached.generate_batches([GenerationRequest("a"), GenerationRequest("b")])
+    assert next(stream) == [(0, GenerationResult("A"))]
+    cached.cancel()
+    assert inner.cancelled == 1
+    with pytest.raises(Cancelled):
+        next(stream)
