@@ -194,7 +194,8 @@ def test_a_stalled_request_costs_only_its_item_and_the_rest_are_committed_meanwh
     error = {record["instance_id"]: record["error"] for run in _report(pytester.path)["runs"] for record in run["instances"]}
     assert "pytest-holistic: instance 'n0': server" in error["n0"] and "\n" not in error["n0"]
     stalled = script.arrived[0][0]
-    assert all(stalled < script.arrived[k][0] < stalled + timeout for k in range(1, 30)), "the others waited for the stall"
+    # n1 may overtake n0 on the way to the server; every other request arrives while n0 is still in flight
+    assert max(script.arrived[k][0] for k in range(1, 30)) < stalled + timeout, "the others waited for the stall"
     assert _cache_rows(pytester.path) == 29
 
 
