@@ -5,23 +5,24 @@ shard this worker has collected, and sends them to the (cached) model in one cal
 the model sorts by length and batches, the cache answers what it already knows. Then the shard's
 model-scored metrics (toxicity today) score its answers in one call each. Shards are contiguous runs of
 a test function's items, decided from the collection alone, so their batches are the same at -n 0 and -n 8.
-A model error is scoped to the requests that caused it: when a shard's call fails, its items are asked
-again in halves, down to single items (batches already committed come back from the cache), and only the
-items whose own requests fail get the error.
+A model error is scoped to the requests that caused it. A request the model reports as failed by itself (a
+served model's, after its own retries) is the error of the items that asked it, and is not sent again. When a
+call fails as a whole (a local model's batch), the items still unanswered are asked again in halves, down to
+single items, and only the items whose own requests fail get the error.
 """
 
 from __future__ import annotations
 
 import hashlib
 import threading
-from collections.abc import Callable, Hashable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from .adaptation import Completion, Plan
 from .errors import HolisticError, InternalError, ModelLoadError, ModelOutputError, UserError
 from .metrics import Column, ScoredMetric, Scorer, ScorerUnavailable
-from .models.base import GenerationResult, LoglikelihoodResult, Model
+from .models.base import Cancelled, Failed, GenerationResult, LoglikelihoodResult, Model
 from .runspec import RunSpec
 from .scenarios.instance import Instance
 
@@ -126,31 +127,44 @@ def _model_failure(error: Exception, instance: str) -> HolisticError:
 
 
 def _ask(
-    call: Callable[[list[Any]], list[Any]], wanted: Mapping[str, Sequence[Hashable]]
+    stream: Callable[[list[Any]], Iterator[list[tuple[int, Any]]]], wanted: Mapping[str, Sequence[Hashable]]
 ) -> tuple[dict[Hashable, Any], dict[str, Exception]]:
     """The results of every item's requests, and the error of each item whose own requests failed.
 
-    One call for all items first. When it fails, the items are split in halves and each half asked again,
-    down to single items, so one bad request costs only its item and the healthy ones are still computed in
-    batches (a handful of calls rather than one per item; what was committed before a failure comes back from
-    the cache). A load failure is not any one request's fault, so it still stops everything.
+    One call for all items first; every result it hands on is kept, whatever happens later in the stream. A
+    request reported as :class:`Failed` is the error of exactly the items that asked it: it failed by itself (a
+    served request has its own retries), so it is neither sent again nor a reason to split the batch. When the
+    call fails as a whole, the items still unanswered are split in halves and each half asked again, down to
+    single items, so a local model's bad batch costs only the items whose requests fail and the healthy ones are
+    still computed in batches. A load failure or the session ending is no request's fault: it stops everything.
     """
     results: dict[Hashable, Any] = {}
+    failed: dict[Hashable, Exception] = {}
     failures: dict[str, Exception] = {}
     pending = [[nodeid for nodeid, own in wanted.items() if own]]
     while pending:
         group = pending.pop()
-        todo = list(dict.fromkeys(r for nodeid in group for r in wanted[nodeid] if r not in results))
+        todo = list(dict.fromkeys(r for nodeid in group for r in wanted[nodeid] if r not in results and r not in failed))
         try:
-            results.update(zip(todo, call(todo)) if todo else ())
-        except ModelLoadError:
+            for batch in stream(todo) if todo else ():
+                for index, outcome in batch:
+                    if isinstance(outcome, Failed):
+                        failed[todo[index]] = outcome.error
+                    else:
+                        results[todo[index]] = outcome
+        except (ModelLoadError, Cancelled):
             raise
         except Exception as error:
+            unanswered = [n for n in group if any(r not in results and r not in failed for r in wanted[n])]
             if len(group) == 1:
                 failures[group[0]] = error
-            else:
-                middle = len(group) // 2
-                pending += [group[middle:], group[:middle]]
+            elif unanswered:
+                middle = len(unanswered) // 2
+                pending += [half for half in (unanswered[middle:], unanswered[:middle]) if half]
+    for nodeid, own in wanted.items():
+        error = next((failed[r] for r in own if r in failed), None)
+        if error is not None and nodeid not in failures:
+            failures[nodeid] = error
     return results, failures
 
 
@@ -245,19 +259,24 @@ class Executor:
         self._ahead = threading.Thread(target=compute, name="holistic-compute-ahead", daemon=True)
         self._ahead.start()
 
-    def _settle(self) -> None:
-        """Wait for the background shard, if one is being computed."""
+    def _settle(self, wait: float | None = None) -> None:
+        """Wait for the background shard, if one is being computed (at most ``wait`` seconds, when given)."""
         if self._ahead is not None:
-            self._ahead.join()
-            self._ahead = None
+            self._ahead.join(wait)
+            if not self._ahead.is_alive():
+                self._ahead = None
 
-    def close(self) -> None:
-        """Stop computing ahead: the batch in flight is finished and committed, the rest of that shard is dropped."""
+    def close(self, wait: float = 2.0) -> None:
+        """Stop computing ahead: the batch in flight is finished and committed, the rest of that shard is dropped.
+
+        The background thread is waited for ``wait`` seconds at most: a request hung on a server that cannot be
+        cancelled must not hold the end of the session; the thread is a daemon and ends with the process.
+        """
         if self._ahead is not None:
             cancel = getattr(self.model, "cancel", None)
             if cancel is not None:
                 cancel()
-            self._settle()
+            self._settle(wait)
 
     def _compute(self, works: Sequence[Work]) -> None:
         pending = [work for work in works if work.nodeid not in self._results]
@@ -272,9 +291,9 @@ class Executor:
         names = {work.nodeid: work.instance.id for work in pending}
         generations = {nodeid: (plan.generation,) if plan.generation is not None else () for nodeid, plan in plans.items()}
         generated: dict[Hashable, GenerationResult]
-        generated, failures = _ask(self.model.generate, generations)
+        generated, failures = _ask(self.model.generate_batches, generations)
         scored: dict[Hashable, LoglikelihoodResult]
-        scored, more = _ask(self.model.loglikelihood, {n: p.loglikelihood for n, p in plans.items() if n not in failures})
+        scored, more = _ask(self.model.loglikelihood_batches, {n: p.loglikelihood for n, p in plans.items() if n not in failures})
         for nodeid, error in {**failures, **more}.items():
             self._results[nodeid] = _model_failure(error, names[nodeid])
         completions: dict[str, Completion] = {}

@@ -160,9 +160,16 @@ def _user_error_line(excinfo: pytest.ExceptionInfo[BaseException]) -> str:
 
 
 @pytest.hookimpl(tryfirst=True)
-def pytest_sessionfinish(session: pytest.Session) -> None:
-    """Before the reporter writes: this process's summary goes out (to workeroutput, or straight to the reporter)."""
-    _worker(session.config).finish()
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """Before the reporter writes: this process's summary goes out (to workeroutput, or straight to the reporter).
+
+    A run cut short (Ctrl-C, SIGTERM) first cancels what the model still has in flight, so a request hung on a
+    server neither holds the report back nor is counted after the summary is taken.
+    """
+    worker = _worker(session.config)
+    if exitstatus == pytest.ExitCode.INTERRUPTED:
+        worker.cancel()
+    worker.finish()
 
 
 @pytest.fixture

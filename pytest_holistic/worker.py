@@ -446,6 +446,10 @@ class WorkerSide:
         else:
             self.config.hook.pytest_holistic_worker_finished(config=self.config, summary=summary.to_data())
 
+    def cancel(self) -> None:
+        """The session is ending early: requests in flight are cancelled, none is started; what was committed stays."""
+        self.model.cancel()
+
     def close(self) -> None:
         self.executor.close()
         self.model.close()

@@ -3,7 +3,9 @@
 Requests are frozen and hashable, so identical requests are computed once and results can be cached.
 A model answers whole lists, and streams them batch by batch (``*_batches``) so the response cache can
 commit each batch the moment it is done; :class:`BatchStreaming` derives the list methods from the
-streaming ones for backends that only write those.
+streaming ones for backends that only write those. A backend whose requests are independent of each other (a
+served model) reports a request that failed as that request's :class:`Failed` outcome in its stream, so one bad
+request costs only the items that asked it and is never sent again as part of a smaller batch.
 """
 
 from __future__ import annotations
@@ -11,6 +13,8 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
+
+from ..errors import ModelOutputError
 
 
 @dataclass(frozen=True)
@@ -121,11 +125,29 @@ class ModelInfo:
         )
 
 
+@dataclass(frozen=True)
+class Failed:
+    """The outcome of one request that failed by itself, in place of its result in a batch stream.
+
+    Only backends whose requests are independent report these (each served request has its own retries and
+    deadline): the failure belongs to that request alone, so the caller gives its error to the items that asked it
+    and neither retries it nor splits the batch. A local model's batch that fails as a whole raises instead.
+    """
+
+    error: Exception
+
+
+class Cancelled(ModelOutputError):
+    """The session is ending (Ctrl-C, SIGTERM): the remaining requests were not computed, and nothing will be."""
+
+
 @runtime_checkable
 class Model(Protocol):
     """Every backend answers whole lists of requests, so it can batch them as it sees fit.
 
-    ``*_batches`` yield ``(index, result)`` pairs one finished batch at a time; every index appears once.
+    ``*_batches`` yield ``(index, outcome)`` pairs one finished batch at a time; every index appears once. An
+    outcome is the request's result, or :class:`Failed` with the error of a request that failed on its own (the
+    successes of the same stream are still handed on). A failure of the whole batch (device memory) is raised.
     """
 
     info: ModelInfo
@@ -141,12 +163,21 @@ class Model(Protocol):
     def generate_batches(self, requests: Sequence[GenerationRequest]) -> Iterator[list[tuple[int, GenerationResult]]]: ...
 
 
-def collect(count: int, batches: Iterator[list[tuple[int, Any]]]) -> list[Any]:
-    """The results of a batch stream in request order."""
+def outcomes(count: int, batches: Iterator[list[tuple[int, Any]]]) -> list[Any]:
+    """The outcomes of a batch stream in request order: results, and :class:`Failed` for requests that failed."""
     results: list[Any] = [None] * count
     for batch in batches:
         for index, result in batch:
             results[index] = result
+    return results
+
+
+def collect(count: int, batches: Iterator[list[tuple[int, Any]]]) -> list[Any]:
+    """The results of a batch stream in request order; the first failed request's error once the stream has ended."""
+    results = outcomes(count, batches)
+    failed = next((result for result in results if isinstance(result, Failed)), None)
+    if failed is not None:
+        raise failed.error
     return results
 
 

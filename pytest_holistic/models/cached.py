@@ -3,9 +3,10 @@
 The executor's shards, fixtures and property tests all call ``generate``/``loglikelihood`` (or their
 ``*_batches`` streams) on a ``CachedModel``. Cached answers come back without loading the model, so a
 warm rerun never imports torch; the rest go to the backend, and each finished batch is committed at
-once, so an interrupted run loses at most the batch in flight. Models whose revision is unknown are
-never cached: a stale answer would be silent. Answers read back are marked ``cached`` (their timings are
-replayed), and a warm run reports the model details recorded by the last load instead of loading.
+once, so an interrupted run loses at most the batch in flight. A request the backend reports as
+:class:`~.base.Failed` is passed through and never cached, so a rerun asks it again. Models whose revision is
+unknown are never cached: a stale answer would be silent. Answers read back are marked ``cached`` (their timings
+are replayed), and a warm run reports the model details recorded by the last load instead of loading.
 """
 
 from __future__ import annotations
@@ -19,7 +20,17 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import HolisticError, ModelLoadError, ModelOutputError
 from ..metrics.stats import Stat
-from .base import BatchStreaming, GenerationRequest, GenerationResult, LoglikelihoodRequest, LoglikelihoodResult, Model, ModelInfo
+from .base import (
+    BatchStreaming,
+    Cancelled,
+    Failed,
+    GenerationRequest,
+    GenerationResult,
+    LoglikelihoodRequest,
+    LoglikelihoodResult,
+    Model,
+    ModelInfo,
+)
 from .cache import CACHE_ERRORS, ResponseCache, model_key, request_keys
 from .registry import Backend
 
@@ -224,8 +235,15 @@ class CachedModel(BatchStreaming):
         return self._stream("loglikelihood", requests, lambda model: model.loglikelihood_batches)
 
     def cancel(self) -> None:
-        """Stop every stream at its next batch (the session is ending): what was committed stays."""
+        """Stop every stream at its next batch (the session is ending): what was committed stays.
+
+        A loaded model that can cancel (a served one: it shuts its in-flight connections) is told too, so a stream
+        waiting on a hung server ends now rather than at the request's deadline.
+        """
         self._cancelled = True
+        cancel = getattr(self._model, "cancel", None)
+        if callable(cancel):
+            cancel()
 
     def _stream(self, kind: str, requests: Sequence[Hashable], compute: Callable[[Model], Callable[..., Any]]) -> Iterator[Any]:
         """Cache hits first (one batch), then the model's batches, each committed before it is handed on.
@@ -270,16 +288,20 @@ class CachedModel(BatchStreaming):
         answered: set[int] = set()
         while True:
             if self._cancelled:
-                raise ModelOutputError("the session is ending; the remaining requests were not computed")
+                raise Cancelled("the session is ending; the remaining requests were not computed")
             started = time.perf_counter()
             try:
                 batch = next(batches)
             except StopIteration:
                 break
-            self.stats.counted(kind, len(batch), time.perf_counter() - started)
             pairs = [(missing[index], result) for index, result in batch]
+            done = [(request, result) for request, result in pairs if not isinstance(result, Failed)]
+            if done:
+                self.stats.counted(kind, len(done), time.perf_counter() - started)
+            else:  # only failures: time spent, but no batch computed
+                self.stats.model_seconds += time.perf_counter() - started
             answered.update(index for index, _ in batch)
-            self._commit(kind, [(keys[request], result) for request, result in pairs if request in keys], identity)
+            self._commit(kind, [(keys[request], result) for request, result in done if request in keys], identity)
             if self.on_batch is not None:
                 self.on_batch()
             if self.progress is not None:
@@ -337,7 +359,15 @@ class CachedModel(BatchStreaming):
             for request in requests
         ]
 
-    def close(self) -> None:
-        """Release the cache's SQLite connection (at pytest_unconfigure)."""
-        if self.cache is not None:
+    def close(self, wait: float = 2.0) -> None:
+        """Release the cache's SQLite connection (at pytest_unconfigure).
+
+        A stream still running in another thread (a shard computed ahead, cut off by Ctrl-C) may be committing on
+        that connection: it is given ``wait`` seconds to stop, else the connection is left for the process's exit.
+        """
+        if self.cache is None or not self._busy.acquire(timeout=wait):
+            return
+        try:
             self.cache.close()
+        finally:
+            self._busy.release()

@@ -4,9 +4,9 @@ Generation goes through ``/v1/completions`` (the prompt exactly as written), or 
 chat-only server (the prompt as one user message, the server's own template around it). Log-likelihoods come
 from echoed prompt log-probabilities, read at the alignment the start-up probe verified (see
 :mod:`.openai_probe`); a server that cannot give them is a missing capability that scenarios needing it report
-at collection. Requests run ``concurrency`` at a time in a thread pool, each retried by :mod:`.openai_http`; the
+at collection. Requests run ``concurrency`` at a time in daemon threads, each retried by :mod:`.openai_http`; the
 response cache sits in front (``CachedModel``), so xdist workers pointed at one server share answers and an
-interrupted run resumes. A request that still fails is its item's error, never a score.
+interrupted run resumes. A request that still fails is its item's error, never a score, and is not sent again.
 
 Answers are cached under the served model's name and ``--holistic-model-revision`` (default ``served``): pass a
 revision when the weights behind a name change, or clear the cache. Every answer is checked before it is used
@@ -17,18 +17,19 @@ never shown; it cannot be combined with an API key.
 from __future__ import annotations
 
 import os
+import queue
 import re
 import threading
 import time
 import urllib.parse
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from typing import Any, TypeVar
 
 from ..errors import HolisticError, ModelLoadError, ModelOutputError
 from . import openai_answers as answers
 from .base import (
     BatchStreaming,
+    Failed,
     GenerationRequest,
     GenerationResult,
     LoglikelihoodRequest,
@@ -205,38 +206,49 @@ class OpenAIModel(BatchStreaming):
     def _stream(self, requests: Sequence[R], answer: Callable[[R], Any]) -> Iterator[list[tuple[int, Any]]]:
         """Every request answered ``concurrency`` at a time; batches of finished ones as they come.
 
-        A failed request does not stop the others: what succeeded is handed on (and committed by the cache), then
-        the first failure is raised, so the executor narrows it down to the items whose requests failed.
+        Requests are independent: one that fails (after its own retries, within its own deadline) is handed on as
+        its :class:`Failed` outcome and the others go on, so it is sent no more often than its retries allow and a
+        stalled one holds a single slot, never the rest. The senders are daemon threads that nothing joins: when
+        the consumer stops (Ctrl-C, SIGTERM), no new request starts, and one hung on the server cannot keep the
+        process from writing its report and exiting.
         """
         if not requests:
             return
-        failures: list[BaseException] = []
-        with ThreadPoolExecutor(max_workers=min(self.concurrency, len(requests)), thread_name_prefix="holistic-http") as pool:
-            pending: dict[Future[Any], int] = {pool.submit(answer, request): index for index, request in enumerate(requests)}
-            try:
-                while pending:
-                    done, _ = wait(pending, return_when=FIRST_COMPLETED)
-                    batch = []
-                    for future in done:
-                        index = pending.pop(future)
-                        error = future.exception()
-                        if error is None:
-                            batch.append((index, future.result()))
-                        else:
-                            failures.append(error)
-                    if batch:
-                        yield batch
-            finally:
-                for future in pending:  # the consumer stopped early (the session is ending): drop what has not started
-                    future.cancel()
-        if failures:
-            first = failures[0]
-            more = f" (and {len(failures) - 1} more of {len(requests)} requests)" if len(failures) > 1 else ""
-            if isinstance(first, ServerUnavailable):
-                raise ServerUnavailable(f"{first}{more}")
-            if isinstance(first, ModelOutputError):
-                raise ModelOutputError(f"{first}{more}")
-            raise first
+        todo: queue.SimpleQueue[tuple[int, R]] = queue.SimpleQueue()
+        for item in enumerate(requests):
+            todo.put(item)
+        done: queue.SimpleQueue[tuple[int, Any]] = queue.SimpleQueue()
+        stop = threading.Event()
+
+        def send() -> None:
+            while not stop.is_set():
+                try:
+                    index, request = todo.get_nowait()
+                except queue.Empty:
+                    return
+                outcome: Any = Failed(ModelOutputError(f"server {self.client.shown_url}: the request ended without an answer"))
+                try:
+                    outcome = answer(request)
+                except Exception as error:  # noqa: BLE001 - this request's failure, given to the items that asked it
+                    outcome = Failed(error)
+                finally:  # always told, so the consumer never waits for a request that is over
+                    done.put((index, outcome))
+
+        for number in range(min(self.concurrency, len(requests))):
+            threading.Thread(target=send, name=f"holistic-http-{number}", daemon=True).start()
+        left = len(requests)
+        try:
+            while left:
+                batch = [done.get()]
+                while True:
+                    try:
+                        batch.append(done.get_nowait())
+                    except queue.Empty:
+                        break
+                left -= len(batch)
+                yield batch
+        finally:
+            stop.set()  # the consumer stopped early or finished: no further request starts
 
     def generate_batches(self, requests: Sequence[GenerationRequest]) -> Iterator[list[tuple[int, GenerationResult]]]:
         return self._stream(requests, self._generate)

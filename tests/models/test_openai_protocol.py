@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 
 from pytest_holistic.errors import ModelLoadError, ModelOutputError
-from pytest_holistic.models.base import GenerationRequest, LoglikelihoodRequest, ModelOptions
+from pytest_holistic.models.base import Failed, GenerationRequest, LoglikelihoodRequest, ModelOptions
 from pytest_holistic.models.openai_backend import OpenAIBackend, cut_at_stop, parse_spec, shown_url
 from pytest_holistic.models.openai_http import JsonClient, RequestRejected, RetryPolicy, ServerUnavailable
 from pytest_holistic.models.openai_probe import PROBE_CONTEXT, EchoedTokens, best_shift, pick_model
@@ -694,38 +694,40 @@ def test_requests_in_flight_are_bounded_by_concurrency(serve: Callable[..., Scri
     assert server.most_active == concurrency
 
 
-def _collect(batches: Iterator[list[tuple[int, Any]]]) -> tuple[dict[int, Any], BaseException | None]:
-    """Results handed on batch by batch until the stream raises; the error (or None) at the end."""
+def _collect(batches: Iterator[list[tuple[int, Any]]]) -> dict[int, Any]:
+    """Every outcome the stream hands on, by request index (each index once)."""
     got: dict[int, Any] = {}
-    try:
-        for batch in batches:
-            got.update(batch)
-    except ModelOutputError as error:
-        return got, error
-    return got, None
+    for batch in batches:
+        assert not set(got) & {index for index, _ in batch}
+        got.update(batch)
+    return got
 
 
 def test_one_failed_request_does_not_lose_the_others(serve: Callable[..., ScriptedServer]) -> None:
-    """A 400 on one request: the others' results are yielded first, then one error without 'more' counting."""
+    """A 400 on one request: the others' results are handed on, the failed one as its own error, sent once."""
     engine = FakeEngine()
     engine.rejected = {"bad"}
-    model = backend_for(serve(engine)).load()
-    got, error = _collect(model.generate_batches([GenerationRequest(p) for p in ["a", "bad", "c"]]))
-    assert sorted(got) == [0, 2] and got[0].text == " ok"
-    assert isinstance(error, ModelOutputError)
-    assert "HTTP 400" in str(error) and "prompt too long" in str(error) and "more" not in str(error)
+    server = serve(engine)
+    model = backend_for(server).load()
+    got = _collect(model.generate_batches([GenerationRequest(p) for p in ["a", "bad", "c"]]))
+    assert sorted(got) == [0, 1, 2] and got[0].text == " ok" and got[2].text == " ok"
+    assert isinstance(got[1], Failed) and isinstance(got[1].error, RequestRejected)
+    assert "HTTP 400" in str(got[1].error) and "prompt too long" in str(got[1].error)
+    assert sum(1 for s in server.seen if s.method == "POST" and s.body.get("prompt") == "bad") == 1
     with pytest.raises(ModelOutputError, match="prompt too long"):
         model.generate([GenerationRequest("bad")])
 
 
-def test_several_failures_are_counted(serve: Callable[..., ScriptedServer]) -> None:
-    """Two of four requests refused: the successes arrive, then one error saying '(and 1 more of 4 requests)'."""
+def test_several_failures_are_each_their_own_requests(serve: Callable[..., ScriptedServer]) -> None:
+    """Two of four requests refused: each carries its own error; the list API raises the first one's."""
     engine = FakeEngine()
     engine.rejected = {"bad 1", "bad 2"}
     model = backend_for(serve(engine)).load()
-    got, error = _collect(model.generate_batches([GenerationRequest(p) for p in ["bad 1", "a", "bad 2", "b"]]))
-    assert sorted(got) == [1, 3]
-    assert error is not None and "(and 1 more of 4 requests)" in str(error)
+    got = _collect(model.generate_batches([GenerationRequest(p) for p in ["bad 1", "a", "bad 2", "b"]]))
+    assert [index for index, outcome in sorted(got.items()) if isinstance(outcome, Failed)] == [0, 2]
+    assert got[1].text == got[3].text == " ok"
+    with pytest.raises(RequestRejected, match="prompt too long"):
+        model.generate([GenerationRequest(p) for p in ["a", "bad 1"]])
 
 
 # -- 8. what the probe concludes about other engines ---------------------------------------------------

@@ -113,20 +113,21 @@ def test_a_failing_generation_batch_errors_only_its_own_item(pytester: pytest.Py
         [prompt.removesuffix("\nAnswer:") for prompt in json.loads(line)]
         for line in (pytester.path / "calls.jsonl").read_text().splitlines()
     ]
-    # One call for the shard (its first batch is committed before the failure), then halves of it, down to the
-    # poisoned item alone: the healthy items are still asked in batches, and fewer calls than one per item.
+    # One call for the shard (its first batch is handed on before the failure and kept), then halves of the items
+    # still unanswered, down to the poisoned item alone: the healthy items are still asked in batches, and fewer
+    # calls than one per item.
     assert len(calls[0]) == 6
     assert ["Say POISON"] in calls[1:]
     assert any(len(call) > 1 and "Say POISON" not in call for call in calls[1:])
     assert len(calls) < 1 + 6
     assert calls == [
         ["Say a", "Say b", "Say c", "Say POISON", "Say d", "Say e"],
-        ["Say c"],  # the first half; a and b come from the cache
-        ["Say POISON", "Say d", "Say e"],
+        ["Say c", "Say POISON"],  # the first half of the unanswered; a and b were answered by the first call
+        ["Say c"],
         ["Say POISON"],
         ["Say d", "Say e"],
     ]
     report = read_report(pytester.path, "poison")
     outcomes = {record["instance_id"]: record["outcome"] for run in report["runs"] for record in run["instances"]}
     assert outcomes == {"a": "passed", "b": "passed", "c": "passed", "poison": "error", "d": "passed", "e": "passed"}
-    assert report["workers"]["main"]["cache_hits"] == 2
+    assert report["workers"]["main"]["cache_hits"] == 0  # nothing handed on was asked again
