@@ -580,6 +580,21 @@ def test_model_folder_with_corrupt_weights(pytester: pytest.Pytester, tiny_gpt2:
     _assert_load_error(result, ("could not load model './broken'", "the folder is incomplete or its files are corrupt"))
 
 
+def test_model_folder_without_tokenizer_files(pytester: pytest.Pytester, tiny_gpt2: Path) -> None:
+    pytester.makepyfile(test_caps=capitals())
+    folder = pytester.mkdir("weights-only")
+    for name in ("config.json", "model.safetensors"):  # transformers builds a GPT-2 tokenizer with no vocabulary here
+        shutil.copyfile(tiny_gpt2 / name, folder / name)
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--model", "./weights-only", timeout=300)
+    _assert_load_error(
+        result,
+        (
+            "model folder ./weights-only has no tokenizer files (tokenizer.json, vocab.json with merges.txt,",
+            "save the tokenizer into it with tokenizer.save_pretrained()",
+        ),
+    )
+
+
 def _hub_unreachable(monkeypatch: pytest.MonkeyPatch, home: Path) -> None:
     """An empty HF cache and a hub that refuses connections at once (nothing listens on the discard port)."""
     monkeypatch.setenv("HF_HOME", str(home))
