@@ -436,6 +436,17 @@ def test_csv_file_with_byte_order_mark(tmp_path: Path) -> None:
     assert [i.id for i in csv_file(path)()] == ["q1"]
 
 
+def test_csv_file_takes_a_field_as_long_as_jsonl_does(tmp_path: Path) -> None:
+    article = "word " * 60_000  # 300,000 characters: past the csv module's default 131,072-character field limit
+    path = write_csv(tmp_path / "long.csv", ["id", "input", "references"], [["l1", article, "A"], ["l2", "Q", "B"]])
+    (tmp_path / "long.jsonl").write_text(json.dumps({"id": "l1", "input": article, "references": "A"}) + "\n")
+    limit = csv.field_size_limit()
+    from_csv = list(csv_file(path)())
+    assert [i.input for i in from_csv] == [next(iter(jsonl(tmp_path / "long.jsonl")())).input, "Q"]
+    assert len(from_csv[0].input) == 300_000
+    assert csv.field_size_limit() == limit  # the process-wide limit is raised for the read only
+
+
 # -- hf (datasets.load_dataset on local files, offline) ---------------------------------------------
 
 
