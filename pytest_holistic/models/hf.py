@@ -253,7 +253,7 @@ def _empty_tokenizer(tokenizer: Any, folder: Path, name: str) -> str | None:
             f"model folder {name} has no tokenizer files ({TOKENIZER_FILES}): its tokenizer has no vocabulary; "
             "save the tokenizer into it with tokenizer.save_pretrained()"
         )
-    return f"model {name!r} has a tokenizer with no vocabulary (no {TOKENIZER_FILES}); check the name or --holistic-model-revision"
+    return f"model {name!r}: its tokenizer has no vocabulary (no {TOKENIZER_FILES}); check the name or the revision"
 
 
 def _first_line(error: BaseException) -> str:

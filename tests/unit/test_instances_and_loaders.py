@@ -380,7 +380,7 @@ GOOD_ROW = {"id": "a", "input": "Q", "references": ["A"]}
         (Fields(), {**GOOD_ROW, "references": ["A", ["B"]]}, "field 'references' is a list; expected text or a number"),
         (Fields(), {**GOOD_ROW, "references": [{"text": {"t": "A"}}]}, "field 'references.text' is an object"),
         (Fields(choices="options", answer="answer"), {**GOOD_ROW, "options": {"a": 1}, "answer": 0}, "expected a list"),
-        (Fields(choices="options", answer="answer"), {**GOOD_ROW, "options": ["x", {}], "answer": 0}, "'options[1]' is an object"),
+        (Fields(choices="options", answer="answer"), {**GOOD_ROW, "options": ["x", {}], "answer": 0}, "'options[1]' is an"),
         (Fields(), {**GOOD_ROW, "group": {"name": "g"}}, "field 'group' is an object"),
         (Fields(), {**GOOD_ROW, "tags": {"t": 1}}, "field 'tags' is an object; expected a list of texts"),
         (Fields(), {**GOOD_ROW, "split": ["test"]}, "field 'split' is a list"),
