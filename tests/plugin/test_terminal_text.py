@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import json
 
+# The report's bootstrap imports numpy. Import it here, not first inside an in-process run: pytester unloads the
+# modules a run imported, and numpy's C core cannot be imported twice in one process.
+import numpy  # noqa: F401
 import pytest
 
 from pytest_holistic.report.printable import printable
