@@ -423,12 +423,16 @@ def _wordnet_layout(source: Path, cache: Path) -> Path:
     cache.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=".nltk_data-", dir=cache))
     corpus = staging / "corpora" / "wordnet"
-    corpus.mkdir(parents=True)
-    for path in files:  # copies: nltk refuses symlinks and hard links (CWE-59)
-        shutil.copyfile(path, corpus / path.name)
-    if not (corpus / "index.sense").is_file():
-        (corpus / "index.sense").write_text(sense_index_text(source), encoding="utf-8")
-    (corpus / "lexnames").write_text(lexnames_text(), encoding="utf-8")
+    try:
+        corpus.mkdir(parents=True)
+        for path in files:  # copies: nltk refuses symlinks and hard links (CWE-59)
+            shutil.copyfile(path, corpus / path.name)
+        if not (corpus / "index.sense").is_file():
+            (corpus / "index.sense").write_text(sense_index_text(source), encoding="utf-8")
+        (corpus / "lexnames").write_text(lexnames_text(), encoding="utf-8")
+    except BaseException:  # a full disk, files that are not WordNet's: leave no half-made folder
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
     try:
         staging.rename(data)
     except OSError:  # another process finished first

@@ -84,3 +84,22 @@ def test_meteor_over_wordnet_base_alone_scores_as_over_the_real_sense_index(
     assert with_real_index[0] > 0.9  # fall/autumn: the synonym stage, WordNet's part, did match
     layouts = list((tmp_path / "cache").glob("nltk_data-*/corpora/wordnet/index.sense"))
     assert len(layouts) == 2 and layouts[0].read_bytes() == layouts[1].read_bytes()
+
+
+def test_dict_files_that_are_not_wordnets_are_one_skip_line(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    from pytest_holistic.metrics import ScorerUnavailable
+
+    folder = tmp_path / "not-wordnet"
+    folder.mkdir()
+    for name in ("adj", "adv", "noun", "verb"):  # every file the lookup asks for, none in WordNet's format
+        for kind in ("index", "data"):
+            (folder / f"{kind}.{name}").write_text("not a wordnet line\n")
+        (folder / f"{name}.exc").write_text("")
+    monkeypatch.setenv("WNSEARCHDIR", str(folder))
+    monkeypatch.setenv("PYTEST_HOLISTIC_CACHE_DIR", str(tmp_path / "cache"))
+    with pytest.raises(ScorerUnavailable) as raised:
+        SCORED["meteor"].make_scorer("")
+    message = str(raised.value)
+    assert message.startswith(f"METEOR cannot derive WordNet's sense index from {folder} (ValueError: ")
+    assert message.endswith("point WNSEARCHDIR at a WordNet 3.0 dict folder") and "\n" not in message
+    assert list((tmp_path / "cache").iterdir()) == []  # no half-made layout left behind
