@@ -50,7 +50,7 @@ def _synsets(folder: Path) -> dict[tuple[str, int], tuple[int, str, list[tuple[s
             for k in range(int(fields[at])):
                 symbol, target, pos = fields[at + 1 + 4 * k : at + 4 + 4 * k]
                 if ss_type == "s" and symbol == "&" and head is None:
-                    head = ("adj" if pos in "as" else name, int(target))
+                    head = ("adj" if pos in ("a", "s") else name, int(target))
             synsets[(name, offset)] = (lex_filenum, ss_type, words, head)
     return synsets
 
