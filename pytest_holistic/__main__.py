@@ -48,14 +48,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         if not args.output.strip():
             parser.error("-o/--output is empty: name the folder to write leaderboard.json and index.html into")
         from .report.merge import merge
+        from .report.printable import printable
 
         try:
             written = merge(args.reports, Path(args.output), memory_cap_gb=args.memory_cap_gb)
         except UserError as error:
-            print(f"{PROG} report: error: {error}", file=sys.stderr)
+            print(printable(f"{PROG} report: error: {error}"), file=sys.stderr)
             return 2
         for path in written:
-            print(path)
+            print(printable(str(path)))
     return 0
 
 

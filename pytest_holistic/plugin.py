@@ -22,6 +22,7 @@ from .gates import check_metric_name
 from .models import cache as response_cache
 from .models.cached import CachedModel
 from .report.json_report import JsonWriter, new_run_id
+from .report.printable import printable
 from .report.regression import comparison_plan
 from .report.reporter import Reporter, Writer
 from .settings import Settings, add_options, check_device, check_writable
@@ -70,7 +71,7 @@ def pytest_configure(config: pytest.Config) -> None:
             check_device(settings.model_options.device)
         plan = comparison_plan(settings) if controller else None  # the baseline, read and checked before any model work
     except UserError as error:
-        raise pytest.UsageError(f"pytest-holistic: {error}") from None
+        raise pytest.UsageError(printable(f"pytest-holistic: {error}")) from None
     if not controller:
         prepare_worker(config, settings)
     elif settings.cache_dir is not None and getattr(config.option, "cacheclear", False):
@@ -156,7 +157,7 @@ def _user_error_line(excinfo: pytest.ExceptionInfo[BaseException]) -> str:
     package = Path(__file__).parent
     outside = [entry for entry in excinfo.traceback if package not in Path(entry.path).parents]
     where = f"{Path(outside[-1].path).name}:{outside[-1].lineno + 1}: " if outside else ""
-    return f"pytest-holistic: {where}{excinfo.value}"
+    return printable(f"pytest-holistic: {where}{excinfo.value}")
 
 
 @pytest.hookimpl(tryfirst=True)

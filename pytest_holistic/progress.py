@@ -18,6 +18,8 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from .report.printable import printable
+
 
 def _duration(seconds: float) -> str:
     seconds = max(0, round(seconds))
@@ -157,6 +159,6 @@ def terminal_emitter(config: object) -> tuple[Callable[[str], None], bool] | Non
         with capture.global_and_fixture_disabled() if capture is not None else contextlib.nullcontext():
             if writer.width_of_current_line:  # after pytest's progress dots
                 terminal.write("\n")
-            terminal.write_line(line)
+            terminal.write_line(printable(line))
 
     return emit, tty

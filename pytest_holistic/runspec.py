@@ -7,7 +7,6 @@ parsed once into ``Gate`` objects that travel to the controller as they are.
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -196,10 +195,7 @@ def plan_metrics(names: tuple[str, ...], method: str) -> MetricPlan:
         else:
             info = metric_registry.BUILTIN.get(name)
             if info is None:
-                known = metric_registry.known_names()
-                close = difflib.get_close_matches(str(name), known, n=1)
-                hint = f"did you mean {close[0]!r}? " if close else ""
-                raise UserError(f"unknown metric {name!r}; {hint}known metrics: {', '.join(known)}")
+                raise UserError(metric_registry.unknown_metric(name, metric_registry.known_names()))
             instance[name] = info
 
     for name in names:

@@ -34,6 +34,7 @@ from .metrics import known_names
 from .metrics.base import Score
 from .models.cache import ResponseCache
 from .models.cached import CachedModel
+from .report.printable import printable
 from .report.provenance import scrub_text
 from .models.registry import Backend, resolve_backend
 from .progress import ModelProgress, terminal_emitter
@@ -221,7 +222,7 @@ class WorkerSide:
                 settings.word_lists,
             )
         except UserError as error:
-            raise pytest.Collector.CollectError(f"pytest-holistic: {error}") from None
+            raise pytest.Collector.CollectError(printable(f"pytest-holistic: {error}")) from None
         try:
             for gate in run.gates:
                 check_metric_name(gate, gate_metric_names(), f"marker of {run.key}")
@@ -232,13 +233,15 @@ class WorkerSide:
                         "scenario) or give the gate with --holistic-gate"
                     )
         except UserError as error:
-            raise pytest.Collector.CollectError(f"pytest-holistic: {error}") from None
+            raise pytest.Collector.CollectError(printable(f"pytest-holistic: {error}")) from None
         if run.spec.method in LOGLIKELIHOOD_METHODS:
             missing = self.model.missing_capability("loglikelihood")
             if missing is not None:
                 raise pytest.Collector.CollectError(
-                    f"pytest-holistic: {run.key}: adapter {run.spec.method!r} scores log-likelihoods, which model "
-                    f"{scrub_text(self.settings.model)} cannot give: {missing}; use a generation adapter or another server"
+                    printable(
+                        f"pytest-holistic: {run.key}: adapter {run.spec.method!r} scores log-likelihoods, which model "
+                        f"{scrub_text(self.settings.model)} cannot give: {missing}; use a generation adapter or another server"
+                    )
                 )
         self.runs[run.key] = run
         if "instance" not in metafunc.fixturenames:
@@ -287,7 +290,7 @@ class WorkerSide:
             except HolisticError as error:
                 failure = f"pytest-holistic: {error}"
             if failure is not None:  # failed outside the except block, so the message is not chained to the error
-                pytest.fail(failure, pytrace=False)
+                pytest.fail(printable(failure), pytrace=False)
         return item.stash[ITEM_ANSWER]
 
     def probe(self, item: pytest.Item) -> AnswerProbe:

@@ -22,7 +22,8 @@ transformers and profanity_check load inside the functions that need them.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+import difflib
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from types import MappingProxyType
 from typing import Any
 
@@ -162,23 +163,32 @@ def known_names() -> list[str]:
     return sorted({*BUILTIN, *POPULATION, *SCORED})
 
 
+def unknown_metric(name: object, known: Sequence[str], kind: str = "metric") -> str:
+    """The one-line error for a name that is no registered metric: the closest names, and where all are listed.
+
+    Listing every name made a line of well over a thousand characters; the README's table lists them by family.
+    """
+    close = difflib.get_close_matches(str(name), sorted(known), n=3)
+    hint = f"did you mean {' or '.join(map(repr, close))}? " if close else ""
+    return f"unknown {kind} {name!r}; {hint}the {len(known)} known {kind}s are listed by family in the README's 'Metric families' table"
+
+
 def lookup(name: str) -> MetricInfo:
-    """The built-in instance-level metric called ``name``, or a user error listing the known names."""
+    """The built-in instance-level metric called ``name``, or a user error naming the closest ones."""
     try:
         return BUILTIN[name]
     except KeyError:
-        hint = f" ({name!r} is a population-level metric)" if name in POPULATION else ""
-        raise UserError(f"unknown metric {name!r}{hint}; known metrics: {', '.join(sorted(BUILTIN))}") from None
+        if name in POPULATION:
+            raise UserError(f"{name!r} is a population-level metric, not an instance-level one") from None
+        raise UserError(unknown_metric(name, list(BUILTIN), "instance-level metric")) from None
 
 
 def lookup_population(name: str) -> MetricInfo:
-    """The population-level metric called ``name``, or a user error listing the known names."""
+    """The population-level metric called ``name``, or a user error naming the closest ones."""
     try:
         return POPULATION[name]
     except KeyError:
-        raise UserError(
-            f"unknown population metric {name!r}; known population metrics: {', '.join(sorted(POPULATION))}"
-        ) from None
+        raise UserError(unknown_metric(name, list(POPULATION), "population metric")) from None
 
 
 _LAZY = {"ProfanityScorer", "HFToxicityScorer", "PerspectiveScorer"}

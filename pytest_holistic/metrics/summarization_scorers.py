@@ -42,6 +42,7 @@ from ..errors import UserError
 from .base import Scorer, ScorerError, ScorerUnavailable
 from .summarization import remove_braces
 from .tokenize import sent_tokenize
+from .wordnet_senses import sense_index_text
 
 NEEDS = {
     "bertscore": "BERTScore needs a local encoder folder: pass --holistic-bertscore-model FOLDER[#LAYER]",
@@ -411,7 +412,8 @@ def _wordnet_layout(source: Path, cache: Path) -> Path:
     """An nltk data folder holding ``corpora/wordnet``: the dict files of ``source`` plus ``lexnames``, written once.
 
     nltk resolves ``corpora/wordnet`` on its data path while loading (to map sense keys), so the corpus must
-    carry that name; the data folder's name is keyed by the source folder and its files' sizes.
+    carry that name; the data folder's name is keyed by the source folder and its files' sizes. A source without
+    ``index.sense`` (Debian's wordnet-base alone) gets one derived from its data and index files.
     """
     files = sorted(path for path in source.iterdir() if path.is_file() and path.name.split(".")[0] in _NLTK_READS)
     key = hashlib.sha256("".join(f"{path.name}:{path.stat().st_size}\n" for path in files).encode() + str(source).encode())
@@ -421,10 +423,16 @@ def _wordnet_layout(source: Path, cache: Path) -> Path:
     cache.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=".nltk_data-", dir=cache))
     corpus = staging / "corpora" / "wordnet"
-    corpus.mkdir(parents=True)
-    for path in files:  # copies: nltk refuses symlinks and hard links (CWE-59)
-        shutil.copyfile(path, corpus / path.name)
-    (corpus / "lexnames").write_text(lexnames_text(), encoding="utf-8")
+    try:
+        corpus.mkdir(parents=True)
+        for path in files:  # copies: nltk refuses symlinks and hard links (CWE-59)
+            shutil.copyfile(path, corpus / path.name)
+        if not (corpus / "index.sense").is_file():
+            (corpus / "index.sense").write_text(sense_index_text(source), encoding="utf-8")
+        (corpus / "lexnames").write_text(lexnames_text(), encoding="utf-8")
+    except BaseException:  # a full disk, files that are not WordNet's: leave no half-made folder
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
     try:
         staging.rename(data)
     except OSError:  # another process finished first
@@ -433,18 +441,13 @@ def _wordnet_layout(source: Path, cache: Path) -> Path:
 
 
 def meteor_unavailable() -> str | None:
-    """Why METEOR cannot run here, in one line (WordNet, or its sense index that nltk >= 3.10 reads, missing), or None."""
-    from ..perturbations.robustness import _wordnet_folder, wordnet_unavailable
+    """Why METEOR cannot run here (no WordNet dict files), in one line, or None."""
+    from ..perturbations.robustness import wordnet_unavailable
 
     if wordnet_unavailable() is not None:
         return (
-            "METEOR needs WordNet 3.0: install Debian's wordnet-base and wordnet-sense-index "
-            "(apt-get install wordnet-base wordnet-sense-index) or set WNSEARCHDIR to a WordNet dict folder"
-        )
-    if not (_wordnet_folder() / "index.sense").is_file():
-        return (
-            f"METEOR needs WordNet's sense index, which {_wordnet_folder()} lacks: install Debian's wordnet-sense-index "
-            "(apt-get install wordnet-sense-index) or set WNSEARCHDIR to a WordNet dict folder that has index.sense"
+            "METEOR needs WordNet 3.0: install Debian's wordnet-base (apt-get install wordnet-base) "
+            "or set WNSEARCHDIR to a WordNet 3.0 dict folder"
         )
     return None
 
@@ -454,28 +457,36 @@ def nltk_wordnet() -> Any:
 
     nltk (>= 3.9) opens corpus files only below a folder on its data path, and reads that path from the nltk module
     loaded *now*: a host that re-imports nltk (pytest's in-process runs restore ``sys.modules``) gets a fresh, empty
-    path, so the folder is put back on every call, not only when the reader is first built.
+    path, so the folder is put back on every call, not only when the reader is first built. Readers are kept per
+    WordNet folder, so a changed ``WNSEARCHDIR`` is honoured.
     """
     import nltk.data
 
-    reader, data = _nltk_wordnet()
+    from ..perturbations.robustness import _wordnet_folder
+
+    reader, data = _nltk_wordnet(str(_wordnet_folder()))
     if str(data) not in map(str, nltk.data.path):
         nltk.data.path.append(str(data))  # last: it shadows nothing
     return reader
 
 
 @functools.cache
-def _nltk_wordnet() -> tuple[Any, Path]:
+def _nltk_wordnet(folder: str) -> tuple[Any, Path]:
     from ..models.embedded import cache_root
-    from ..perturbations.robustness import _wordnet_folder
 
     reason = meteor_unavailable()
     if reason is not None:
         raise ScorerUnavailable(reason)
     try:
-        data = _wordnet_layout(_wordnet_folder(), cache_root())
+        data = _wordnet_layout(Path(folder), cache_root())
     except OSError as error:
         reason = f"METEOR cannot lay out WordNet for nltk: {error}; set PYTEST_HOLISTIC_CACHE_DIR to a writable folder"
+        raise ScorerUnavailable(reason) from None
+    except (KeyError, ValueError, IndexError) as error:
+        reason = (
+            f"METEOR cannot derive WordNet's sense index from {folder} ({type(error).__name__}: {error}): "
+            "its files are not WordNet 3.0's; point WNSEARCHDIR at a WordNet 3.0 dict folder"
+        )
         raise ScorerUnavailable(reason) from None
     import nltk.data
     from nltk.corpus.reader.wordnet import WordNetCorpusReader

@@ -27,6 +27,10 @@ SCHEMA = (
 )
 MODELS_SCHEMA = "CREATE TABLE IF NOT EXISTS models (key TEXT PRIMARY KEY, details TEXT NOT NULL)"
 FILE_NAME = "responses.sqlite"
+APPLICATION_ID = int.from_bytes(b"phrc", "big")
+"""SQLite's application_id of a response cache (``PRAGMA application_id``): the file says whose it is."""
+_COLUMNS = {"responses": ("key", "kind", "model", "value"), "models": ("key", "details")}
+_SQLITE_MAGIC = b"SQLite format 3\x00"
 CACHE_ERRORS: tuple[type[Exception], ...] = (sqlite3.Error, OSError, ValueError)
 """What an unusable cache raises: a broken or foreign file, an unreachable folder, a row that is not our JSON."""
 _RESULT_TYPES: dict[str, Any] = {"generate": GenerationResult, "loglikelihood": LoglikelihoodResult}
@@ -76,6 +80,47 @@ def _decode(kind: str, value: str) -> GenerationResult | LoglikelihoodResult:
     return _RESULT_TYPES[kind](**{name: value for name, value in fields.items() if name in known}, cached=True)
 
 
+class ForeignCacheError(ValueError):
+    """The cache path holds a file that is not a response cache; nothing was written to it."""
+
+
+def _tables(path: Path) -> dict[str, tuple[str, ...]]:
+    """Each table's column names, read without writing anything: no lock, no journal, no WAL file created."""
+    connection = sqlite3.connect(f"{path.absolute().as_uri()}?mode=ro&immutable=1", uri=True)
+    try:
+        names = [row[0] for row in connection.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
+        columns = "SELECT name FROM pragma_table_info(?)"
+        return {name: tuple(row[0] for row in connection.execute(columns, (name,))) for name in names}
+    finally:
+        connection.close()
+
+
+def check_identity(path: Path) -> None:
+    """Refuse, before anything opens it for writing, a file at the cache path that is not a response cache.
+
+    Opening for writing would switch the file to WAL mode and add tables, so a foreign database given as the
+    cache would be altered before a query failed. Caches carry :data:`APPLICATION_ID`; those written before it
+    existed are recognised by holding only the cache's own tables. An empty file is a new cache.
+    """
+    try:
+        with path.open("rb") as handle:
+            header = handle.read(100)
+    except FileNotFoundError:
+        return
+    if not header:
+        return
+    fix = "point --holistic-cache-dir at another folder, or move the file away"
+    if not header.startswith(_SQLITE_MAGIC) or len(header) < 100:
+        raise ForeignCacheError(f"{path} is not an SQLite file, so not a response cache; it was left as it is: {fix}")
+    application_id = int.from_bytes(header[68:72], "big")
+    if application_id == APPLICATION_ID:
+        return
+    tables = _tables(path) if application_id == 0 else {}
+    if application_id != 0 or any(_COLUMNS.get(name) != columns for name, columns in tables.items()):
+        what = f"application id {application_id:#x}" if application_id else f"tables {', '.join(sorted(tables))}"
+        raise ForeignCacheError(f"{path} is another program's SQLite database ({what}); it was left as it is: {fix}")
+
+
 class ResponseCache:
     """Maps requests to stored results; opened lazily by each process that needs it."""
 
@@ -87,11 +132,15 @@ class ResponseCache:
     def connection(self) -> sqlite3.Connection:
         if self._connection is None:
             self.path.parent.mkdir(parents=True, exist_ok=True)
+            check_identity(self.path)
             # Used by one thread at a time, but not always the one that opened it (a shard computed ahead).
             connection = sqlite3.connect(self.path, timeout=60, isolation_level=None, check_same_thread=False)
             try:
                 # Switching to WAL and creating the table take locks that SQLite may refuse at once, without
-                # waiting, when several workers open a new cache together: retry for a while.
+                # waiting, when several workers open a new cache together: retry for a while. The application
+                # id is set first, while a new file is still in rollback mode, so it lands in the file's header.
+                if connection.execute("PRAGMA application_id").fetchone()[0] != APPLICATION_ID:
+                    _retry(lambda: connection.execute(f"PRAGMA application_id = {APPLICATION_ID}"))
                 _retry(lambda: connection.execute("PRAGMA journal_mode=WAL"))
                 connection.execute("PRAGMA synchronous=NORMAL")
                 _retry(lambda: connection.execute(SCHEMA))

@@ -237,6 +237,25 @@ def _load_hint(folder: Path, local_only: bool) -> str:
     return "check the name (and --holistic-model-revision), or pass a local folder"
 
 
+TOKENIZER_FILES = "tokenizer.json, vocab.json with merges.txt, vocab.txt, or a sentencepiece tokenizer.model"
+
+
+def _empty_tokenizer(tokenizer: Any, folder: Path, name: str) -> str | None:
+    """Why the tokenizer cannot encode text (no vocabulary beyond its special tokens), or None.
+
+    transformers builds a tokenizer from ``tokenizer_config.json`` or the model type alone when the vocabulary
+    files are missing; every prompt would then encode to nothing and fail far from the cause.
+    """
+    if len(tokenizer) > len(set(tokenizer.all_special_ids)):
+        return None
+    if folder.is_dir():
+        return (
+            f"model folder {name} has no tokenizer files ({TOKENIZER_FILES}): its tokenizer has no vocabulary; "
+            "save the tokenizer into it with tokenizer.save_pretrained()"
+        )
+    return f"model {name!r}: its tokenizer has no vocabulary (no {TOKENIZER_FILES}); check the name or the revision"
+
+
 def _first_line(error: BaseException) -> str:
     text = str(error).strip()
     return text.splitlines()[0] if text else type(error).__name__
@@ -402,6 +421,12 @@ class HFModel(BatchStreaming):
         failure: str | None = None
         try:
             tokenizer = transformers.AutoTokenizer.from_pretrained(target, **common)
+            failure = _empty_tokenizer(tokenizer, folder, name_or_path)
+        except Exception as error:  # transformers raises OSError, ValueError, EnvironmentError...
+            failure = f"could not load model {name_or_path!r}: {_first_line(error)}; {_load_hint(folder, local_only)}"
+        if failure is not None:  # before the weights load; raised outside the except block (no chained error)
+            raise ModelLoadError(failure)
+        try:
             config = transformers.AutoConfig.from_pretrained(target, **common)
             checkpoint = config_dtype(getattr(config, "dtype", None))  # what expected_variant read from config.json
             torch_dtype = getattr(torch, resolve_dtype(torch_device.type, dtype, checkpoint))

@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import ModelOutputError
+from .base import Cancelled  # the client's cancellation is the session's: the executor stops on it
 from .openai_transport import Ended, Endpoint, Exchanges, TooLarge
 from .redact import Redactor
 
@@ -46,10 +47,6 @@ _DELTA_SECONDS = re.compile(r"\d{1,12}(\.\d{1,9})?")
 
 class ServerUnavailable(ModelOutputError):
     """The server could not be reached or kept failing (a 5xx, a 429, a timeout): no request's own fault."""
-
-
-class Cancelled(ModelOutputError):
-    """The client was cancelled because the session is ending: the request was not (or no longer) sent."""
 
 
 class RequestRejected(ModelOutputError):

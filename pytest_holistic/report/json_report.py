@@ -48,10 +48,18 @@ PACKAGES = (
 
 
 def model_slug(name: str) -> str:
-    """A folder name for a model spec: the last path part of a folder, safe characters only."""
+    """A folder name for a model spec: the last path part of a folder, safe characters only.
+
+    A folder's path is normalised first (``--model ..`` is named after the folder it means, symlinks kept as
+    written), and the name is never ``.`` or ``..``: the report stays inside the report folder.
+    """
     candidate = Path(name.split(":", 1)[-1])
-    base = candidate.name if candidate.is_absolute() or name.startswith((".", "~")) else name
-    return re.sub(r"[^A-Za-z0-9._-]+", "_", base).strip("_") or "model"
+    if name.startswith((".", "~")) or Path(name).is_absolute():
+        base = Path(os.path.normpath(os.path.abspath(os.path.expanduser(name)))).name
+    else:
+        base = candidate.name if candidate.is_absolute() else name
+    slug = re.sub(r"[^A-Za-z0-9._-]+", "_", base).strip("_")
+    return slug if slug.strip(".") else "model"
 
 
 def package_versions() -> dict[str, str | None]:

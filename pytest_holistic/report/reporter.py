@@ -28,6 +28,7 @@ from .aggregate import Results, RunResults
 from .json_report import build_report
 from .ledger import Ledgers
 from .outputs import write_outputs
+from .printable import printable
 from .provenance import scrub_text
 from .records import CollectedRun, ItemRecord, RecordData, RunHeader, WorkerSummary
 from .regression import ComparisonPlan, RegressionVerdict
@@ -49,7 +50,7 @@ class GateFailure:
     """A failed gate's longrepr: its message in the failures section, the short summary and JUnit."""
 
     def __init__(self, message: str, path: str) -> None:
-        self.message = message
+        self.message = printable(message)
         self.reprcrash = _Crash(path, 0, message)
 
     def toterminal(self, out: Any) -> None:
@@ -215,7 +216,7 @@ class Reporter:
                 terminal.ensure_newline()
                 if self.config.get_terminal_writer().width_of_current_line:  # -q leaves the cursor after "[100%]"
                     terminal.write("\n")
-                terminal.write_line(f"computing intervals: {name} ({k}/{total})")
+                terminal.write_line(printable(f"computing intervals: {name} ({k}/{total})"))
 
             aggregate_runs(self.ordered_runs(), None if terminal is None else show)
             self._judge_gates(session)
@@ -395,25 +396,29 @@ class Reporter:
         if not self.relevant:
             return
         failure = self.never_started()
+
+        def write(line: str, **markup: bool) -> None:  # every line may carry data: names, ids, server messages
+            terminalreporter.write_line(printable(line), **markup)
+
         if failure is not None:  # under its own heading: pytest may print this section right after the errors' bodies
-            terminalreporter.write_sep("=", f"holistic summary: {scrub_text(self.model_spec)}")
-            terminalreporter.write_line("pytest-holistic: no report written: the model never answered", yellow=True)
+            terminalreporter.write_sep("=", printable(f"holistic summary: {scrub_text(self.model_spec)}"))
+            write("pytest-holistic: no report written: the model never answered", yellow=True)
             return
         results = self.results()
         model = scrub_text(results.model.name) if results.model is not None else self.model_spec
-        terminalreporter.write_sep("=", f"holistic summary: {model}")
+        terminalreporter.write_sep("=", printable(f"holistic summary: {model}"))
         for line in summary_lines(results):
-            terminalreporter.write_line(line)
+            write(line)
         if results.comparison is not None:
             for line in comparison_lines(results.comparison):
-                terminalreporter.write_line(line, red=line.startswith("regression FAILED"))
+                write(line, red=line.startswith("regression FAILED"))
         for line in partial_lines(results):
-            terminalreporter.write_line(line, yellow=True)
+            write(line, yellow=True)
         problems = [writer.problem for writer in self.writers] + [worker.cache_problem for worker in results.workers.values()]
         for problem in dict.fromkeys(p for p in problems if p):
-            terminalreporter.write_line(f"pytest-holistic: {problem}", yellow=True)
+            write(f"pytest-holistic: {problem}", yellow=True)
         for path in self.written:
-            terminalreporter.write_line(f"report: {path}")
+            write(f"report: {path}")
 
 
 def _reason(stop: BaseException) -> str:

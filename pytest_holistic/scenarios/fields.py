@@ -7,6 +7,7 @@ mapping serves both the local file and the hub dataset.
 from __future__ import annotations
 
 import json
+import numbers
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from string import Formatter
@@ -101,12 +102,12 @@ class Fields:
         return replace(instance, contrasts=tuple(contrasts))
 
     def _build_one(self, row: Mapping[str, Any], index: int, default_split: str) -> Instance:
-        split = str(row.get(self.split) or default_split)
+        split = _text(self.split, row.get(self.split) or default_split)
         if "{" in self.id:
             instance_id = self._format("id", self.id, row, {"index": index, "split": split})
         else:
             raw_id = row.get(self.id)
-            instance_id = str(raw_id) if raw_id not in (None, "") else f"{split}-{index:05d}"
+            instance_id = _text(self.id, raw_id) if raw_id not in (None, "") else f"{split}-{index:05d}"
         text = self._input(row)
         group = row.get(self.group) if self.group else None
         if isinstance(group, bool):  # a flag column: "challenging" / "not challenging" reads better than "True" / "False"
@@ -114,7 +115,13 @@ class Fields:
         tags = row.get(self.tags) or ()
         if isinstance(tags, str):
             tags = tuple(tag for tag in tags.split(",") if tag)
-        common = {"split": split, "group": None if group in (None, "") else str(group), "tags": tuple(tags)}
+        elif not isinstance(tags, list | tuple):
+            raise ScenarioError(f"field {self.tags!r} is {_kind(tags)}; expected a list of texts or comma-separated text")
+        common = {
+            "split": split,
+            "group": None if group in (None, "") else _text(str(self.group), group),
+            "tags": tuple(_text(self.tags, tag) for tag in tags),
+        }
         if self.labels is not None:
             label = _label_name(self.labels, row[self.answer or "label"])
             references = tuple(Reference(name, name == label) for name in dict.fromkeys(self.labels.values()))
@@ -125,11 +132,11 @@ class Fields:
             if isinstance(answer, str) and answer.strip().lstrip("-").isdigit() and answer not in choices:
                 answer = int(answer)
             return Instance.multiple_choice(instance_id, text, choices, answer, **common)
-        return Instance(instance_id, text, _references(_present(row, self.references)), **common)
+        return Instance(instance_id, text, _references(_present(row, self.references), self.references), **common)
 
     def _input(self, row: Mapping[str, Any]) -> str:
         if "{" not in self.input:
-            return str(_present(row, self.input))
+            return _text(self.input, _present(row, self.input))
         return self._format("input", self.input, row)
 
     @staticmethod
@@ -144,20 +151,46 @@ class Fields:
         if "" in names or any(name.isdigit() for name in names):
             raise ScenarioError(f"Fields({field}={template!r}) has a positional field; name a column, as in {{question}}")
         given = dict(extra or {})
-        return template.format(**{name: given[name] if name in given else _present(row, name) for name in names})
+        values = {name: given[name] if name in given else _present(row, name) for name in names}
+        for _, name, _, _ in Formatter().parse(template):
+            if name is not None:  # each filled value, after any .attribute or [index], must be text or a number
+                _text(name, Formatter().get_field(name, (), values)[0])
+        return template.format(**values)
 
     def _choices(self, row: Mapping[str, Any]) -> list[str]:
         if isinstance(self.choices, tuple):
-            return [str(row[column]) for column in self.choices]
+            return [_text(column, row[column]) for column in self.choices]
         value = row[self.choices]
         if isinstance(value, str):
             value = json.loads(value)
-        return [str(choice) for choice in value]
+        if not isinstance(value, list | tuple):
+            raise ScenarioError(f"field {self.choices!r} is {_kind(value)}; expected a list of options")
+        return [_text(f"{self.choices}[{number}]", choice) for number, choice in enumerate(value)]
 
 
 def _column(field_name: str) -> str:
     """The column a template field reads: ``passage`` for ``{passage}``, ``{passage.title}`` and ``{passage[0]}``."""
     return field_name.split(".", 1)[0].split("[", 1)[0]
+
+
+def _kind(value: Any) -> str:
+    """A value's kind in JSON's words, for errors."""
+    if isinstance(value, Mapping):
+        return "an object"
+    if isinstance(value, list | tuple):
+        return "a list"
+    if isinstance(value, bool):
+        return f"a boolean ({value})"
+    return "null" if value is None else f"a {type(value).__name__}"
+
+
+def _text(name: str, value: Any) -> str:
+    """A text field's value: text, or a number as written; a list or an object would become a Python repr."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, numbers.Real) and not isinstance(value, bool):
+        return str(value)
+    raise ScenarioError(f"field {name!r} is {_kind(value)}; expected text or a number")
 
 
 def _present(row: Mapping[str, Any], name: str) -> Any:
@@ -179,7 +212,7 @@ def _label_name(labels: Mapping[Any, str], value: Any) -> str:
     raise ScenarioError(f"label {value!r} is not one of {list(labels)!r}; extend Fields(labels=...)")
 
 
-def _references(value: Any) -> tuple[Reference, ...]:
+def _references(value: Any, name: str) -> tuple[Reference, ...]:
     if isinstance(value, str):
         try:
             decoded = json.loads(value)
@@ -197,7 +230,7 @@ def _references(value: Any) -> tuple[Reference, ...]:
             if grade is not None and (isinstance(grade, bool) or not isinstance(grade, int | float)):
                 shown = str(item["text"])[:40]
                 raise ScenarioError(f"reference {shown!r}: relevance {grade!r} must be a number (a graded judgment)")
-            references.append(Reference(str(item["text"]), bool(item.get("correct", True)), grade))
+            references.append(Reference(_text(f"{name}.text", item["text"]), bool(item.get("correct", True)), grade))
         else:
-            references.append(Reference(str(item), True))
+            references.append(Reference(_text(name, item), True))
     return tuple(references)

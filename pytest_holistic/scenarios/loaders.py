@@ -150,10 +150,11 @@ class CsvSource:
     def __call__(self) -> Iterator[Instance]:
         if not isinstance(self.delimiter, str) or len(self.delimiter) != 1:
             raise ScenarioError(f"csv_file({self.path.name!r}, delimiter={self.delimiter!r}): use a one-character delimiter")
-        reader = csv.reader(io.StringIO(_read_text(self.path), newline=""), delimiter=self.delimiter)
-        header = self._header(reader)
+        text = _read_text(self.path)
+        reader = csv.reader(io.StringIO(text, newline=""), delimiter=self.delimiter)
+        header = self._header(reader, len(text))
         index = 0
-        while (row := self._next_row(reader)) is not None:
+        while (row := self._next_row(reader, len(text))) is not None:
             origin = f"{self.path}:{reader.line_num}"
             if not any(cell.strip() for cell in row):
                 continue
@@ -165,16 +166,23 @@ class CsvSource:
             yield self.fields.to_instance(dict(zip(header, row)), index, self.split, origin)
             index += 1
 
-    def _next_row(self, reader: Any) -> list[str] | None:
+    def _next_row(self, reader: Any, size: int) -> list[str] | None:
+        """The next row; a field may be as long as the file (already in memory), as a JSONL value may.
+
+        The csv module's field limit (128 KiB by default) is process-wide, so it is raised for this read only.
+        """
+        previous = csv.field_size_limit(max(size, csv.field_size_limit()))
         try:
             return next(reader)
         except StopIteration:
             return None
         except csv.Error as error:
             raise ScenarioError(f"{self.path}:{reader.line_num}: not valid CSV ({error}); fix the row") from None
+        finally:
+            csv.field_size_limit(previous)
 
-    def _header(self, reader: Any) -> list[str]:
-        header = self._next_row(reader)
+    def _header(self, reader: Any, size: int) -> list[str]:
+        header = self._next_row(reader, size)
         if not header or not any(name.strip() for name in header):
             raise ScenarioError(f"{self.path}: the first line must be a header row naming the columns")
         repeated = sorted({name for name in header if header.count(name) > 1})

@@ -244,6 +244,54 @@ def test_corrupt_cache_file_is_reported_and_results_are_kept(pytester: pytest.Py
     assert read_report(pytester.path, "tiny-gpt2")["runs"][0]["metrics"]["quasi_exact_match"]["value"] == pytest.approx(0.75)
 
 
+def _foreign_database(path: Path, table: str, wal: bool) -> bytes:
+    """Another program's SQLite file: its own table (or one named like the cache's with other columns)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    connection = sqlite3.connect(path, isolation_level=None)
+    if wal:
+        connection.execute("PRAGMA journal_mode=WAL")
+    connection.execute(f"CREATE TABLE {table} (id INTEGER PRIMARY KEY, body TEXT)")
+    connection.execute(f"INSERT INTO {table} (body) VALUES ('keep me')")
+    connection.close()
+    return path.read_bytes()
+
+
+@pytest.mark.parametrize(("table", "wal"), [("notes", False), ("notes", True), ("responses", False)])
+def test_a_foreign_sqlite_file_is_refused_without_being_altered(tmp_path: Path, table: str, wal: bool) -> None:
+    path = tmp_path / "cache" / "responses.sqlite"
+    before = _foreign_database(path, table, wal)
+    model = CachedModel(_DetailedBackend, ResponseCache(path.parent))
+    assert [answer.text for answer in model.generate([GenerationRequest("q")])] == [" yes"]  # computed all the same
+    assert model.cache is None and model.cache_problem is not None
+    assert model.cache_problem == (
+        f"response cache {path} disabled after an error: {path} is another program's SQLite database (tables {table}); "
+        "it was left as it is: point --holistic-cache-dir at another folder, or move the file away"
+    )
+    assert path.read_bytes() == before
+    assert sorted(item.name for item in path.parent.iterdir()) == ["responses.sqlite"]  # no journal or WAL file made
+
+
+def test_a_cache_names_itself_and_one_written_before_that_is_still_read(tmp_path: Path) -> None:
+    request = GenerationRequest("q")
+    old = tmp_path / "old" / "responses.sqlite"  # the layout of earlier versions: the two tables, no application id
+    old.parent.mkdir()
+    connection = sqlite3.connect(old, isolation_level=None)
+    connection.execute("PRAGMA journal_mode=WAL")
+    connection.execute("CREATE TABLE responses (key TEXT PRIMARY KEY, kind TEXT NOT NULL, model TEXT NOT NULL, value TEXT)")
+    connection.execute("CREATE TABLE models (key TEXT PRIMARY KEY, details TEXT NOT NULL)")
+    row = {"text": " stored", "tokens_in": 1, "tokens_out": 1, "seconds": 0.5}
+    key = request_key(ModelInfo("m", "scripted", "v1"), "generate", request)
+    connection.execute("INSERT INTO responses VALUES (?, 'generate', 'm', ?)", (key, json.dumps(row)))
+    connection.close()
+    warm = CachedModel(_DetailedBackend, ResponseCache(old.parent))
+    assert [answer.text for answer in warm.generate([request])] == [" stored"] and warm.cache_problem is None
+    fresh = ResponseCache(tmp_path / "new")
+    fresh.count()
+    fresh.close()
+    header = (tmp_path / "new" / "responses.sqlite").read_bytes()[:100]
+    assert header[68:72] == b"phrc"  # SQLite's application_id field, big-endian
+
+
 class _DetailedBackend:
     """A scripted model whose load records details, so every cache table is read and written."""
 
@@ -336,4 +384,6 @@ def test_cache_clear_that_cannot_delete_the_file_is_not_an_internal_error(pytest
     output = "\n".join(result.outlines + result.errlines)
     assert result.ret == pytest.ExitCode.OK, output
     assert "INTERNALERROR" not in output and "Traceback" not in output, output
-    result.stdout.fnmatch_lines(["pytest-holistic: response cache *responses.sqlite disabled after an error: unable to open *"])
+    result.stdout.fnmatch_lines(
+        ["pytest-holistic: response cache *responses.sqlite disabled after an error: Is a directory: *responses.sqlite"]
+    )

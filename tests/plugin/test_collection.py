@@ -64,7 +64,13 @@ def test_malformed_jsonl_names_file_and_line(pytester: pytest.Pytester) -> None:
     ("marker_args", "message"),
     [
         ("capitals, adaptor='generation'", "*unknown key(s) 'adaptor'*known keys:*"),
-        ("capitals, metrics=('exact_mach',)", "*unknown metric 'exact_mach'; did you mean 'exact_match'? known metrics:*"),
+        (
+            "capitals, metrics=('exact_mach',)",
+            (
+                "*unknown metric 'exact_mach'; did you mean 'exact_match' or *? the * known metrics are listed by family in "
+                "the README's 'Metric families' table"
+            ),
+        ),
         ("capitals, gates=('exact_match >> 0.5',)", "*malformed gate 'exact_match >> 0.5'*"),
         ("capitals, adapter='multiple_choice_jointly'", "*unknown adapter 'multiple_choice_jointly'*"),
         ("'capitals'", "*needs a scenario as first argument*"),

@@ -175,13 +175,6 @@ DATA_CASES = [
         ("twice.csv:1: header repeats column(s) 'input'", "give every column its own name"),
     ),
     DataCase(
-        "csv_huge_field",
-        "huge.csv",
-        b"id,input,references\na," + b"x" * 200_000 + b",y\n",
-        'csv_file("huge.csv")',
-        ("huge.csv:2: not valid CSV (field larger than field limit",),
-    ),
-    DataCase(
         "csv_bad_delimiter",
         "delim.csv",
         b"id;input;references\na;x;y\n",
@@ -236,6 +229,20 @@ DATA_CASES = [
         b'{"id": "a", "input": "x", "choices": ["p", "q"], "answer": 7}\n',
         'jsonl("choices.jsonl", Fields(choices="choices", answer="answer"))',
         ("choices.jsonl:1: instance 'a': answer index 7 is outside the 2 choices",),
+    ),
+    DataCase(
+        "list_id",
+        "list_id.jsonl",
+        ROW + b'{"id": [1, 2], "input": "x", "references": ["y"]}\n',
+        'jsonl("list_id.jsonl")',
+        ("list_id.jsonl:2: field 'id' is a list; expected text or a number",),
+    ),
+    DataCase(
+        "object_input",
+        "object_input.jsonl",
+        b'{"id": "a", "input": {"text": "x"}, "references": ["y"]}\n',
+        'jsonl("object_input.jsonl")',
+        ("object_input.jsonl:1: field 'input' is an object; expected text or a number",),
     ),
     DataCase("missing_file", "", b"", 'jsonl("nowhere.jsonl")', ("nowhere.jsonl does not exist", "check the path")),
     DataCase("folder_not_file", "", b"", 'jsonl("sub")', ("sub is a folder", "point jsonl()/csv_file() at a file")),
@@ -578,6 +585,21 @@ def test_model_folder_with_corrupt_weights(pytester: pytest.Pytester, tiny_gpt2:
     (folder / "model.safetensors").write_bytes(b"\x00 not safetensors")
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--model", "./broken", timeout=300)
     _assert_load_error(result, ("could not load model './broken'", "the folder is incomplete or its files are corrupt"))
+
+
+def test_model_folder_without_tokenizer_files(pytester: pytest.Pytester, tiny_gpt2: Path) -> None:
+    pytester.makepyfile(test_caps=capitals())
+    folder = pytester.mkdir("weights-only")
+    for name in ("config.json", "model.safetensors"):  # transformers builds a GPT-2 tokenizer with no vocabulary here
+        shutil.copyfile(tiny_gpt2 / name, folder / name)
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--model", "./weights-only", timeout=300)
+    _assert_load_error(
+        result,
+        (
+            "model folder ./weights-only has no tokenizer files (tokenizer.json, vocab.json with merges.txt,",
+            "save the tokenizer into it with tokenizer.save_pretrained()",
+        ),
+    )
 
 
 def _hub_unreachable(monkeypatch: pytest.MonkeyPatch, home: Path) -> None:

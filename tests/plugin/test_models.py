@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 
@@ -36,6 +37,33 @@ def test_model_from_saved_folder(pytester: pytest.Pytester, tiny_gpt2: Path, rea
     result = pytester.runpytest("--model", str(tiny_gpt2))
     result.assert_outcomes(passed=4)
     assert read_report(pytester.path, "tiny-gpt2")["model"]["details"]["source"] == str(tiny_gpt2)
+
+
+def test_model_given_as_dot_dot_reports_inside_the_report_folder(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, tiny_gpt2: Path
+) -> None:
+    model = pytester.path / "tiny-gpt2"
+    shutil.copytree(tiny_gpt2, model)
+    suite = model / "suite"  # run from a folder inside the model's: --model .. is the model folder
+    suite.mkdir()
+    (suite / "test_caps.py").write_text(capitals())
+    monkeypatch.chdir(suite)
+    reports = pytester.path / "out" / "reports"
+    result = pytester.runpytest(str(suite), "--model", "..", "--holistic-report-dir", str(reports))
+    result.assert_outcomes(passed=4)
+    assert sorted(path.name for path in reports.iterdir()) == [".cache", "tiny-gpt2"]  # named after the folder .. means
+    assert (reports / "tiny-gpt2" / "latest" / "report.json").is_file()
+    assert sorted(path.name for path in (pytester.path / "out").iterdir()) == ["reports"]  # nothing beside it
+
+
+@pytest.mark.parametrize("spec", [".", "..", "../..", "/", "/tmp/..", "...", "~/..", "./.."])
+def test_no_model_spec_names_a_report_folder_outside_the_report_folder(spec: str) -> None:
+    from pytest_holistic.report.json_report import JsonWriter
+
+    reports = Path("/srv/reports")
+    target = JsonWriter(reports, spec, "run").target
+    assert Path(os.path.normpath(target)).parent.parent.parent == reports
+    assert target.parent.parent.name not in ("", ".", "..")
 
 
 def test_hub_name_from_local_cache_offline(

@@ -51,9 +51,12 @@ def _suite(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(test_news=SUITE)
 
 
+@pytest.mark.parametrize("wordnet", ["as installed", "hidden"])
 def test_summarization_metrics_are_reported_and_missing_models_are_one_line_skips(
-    pytester: pytest.Pytester, tiny_gpt2: Path, read_report
+    pytester: pytest.Pytester, tiny_gpt2: Path, read_report, monkeypatch: pytest.MonkeyPatch, wordnet: str
 ) -> None:
+    if wordnet == "hidden":  # a machine without the optional system package: only METEOR's line changes
+        monkeypatch.setenv("WNSEARCHDIR", str(pytester.mkdir("no-wordnet")))
     _suite(pytester)
     result = pytester.runpytest("--model", str(tiny_gpt2))
     result.assert_outcomes(passed=2)
@@ -66,6 +69,7 @@ def test_summarization_metrics_are_reported_and_missing_models_are_one_line_skip
     )
     assert "Traceback" not in result.stdout.str()
     meteor = _meteor_runs_here()
+    assert not (meteor and wordnet == "hidden")
     if not meteor:  # WordNet is an optional system package: without it METEOR is one more one-line skip
         result.stdout.fnmatch_lines(["  skipped  meteor not scored: METEOR needs WordNet*apt-get install*"])
     (run,) = read_report(pytester.path, "tiny-gpt2")["runs"]

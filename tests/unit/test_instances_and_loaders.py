@@ -366,6 +366,42 @@ def test_jsonl_missing_field_names_the_field(tmp_path: Path) -> None:
     assert "'references'" in message
 
 
+GOOD_ROW = {"id": "a", "input": "Q", "references": ["A"]}
+
+
+@pytest.mark.parametrize(
+    ("fields", "row", "message"),
+    [
+        (Fields(), {**GOOD_ROW, "id": [1, 2]}, "field 'id' is a list; expected text or a number"),
+        (Fields(), {**GOOD_ROW, "input": {"text": "Q"}}, "field 'input' is an object; expected text or a number"),
+        (Fields(), {**GOOD_ROW, "input": True}, "field 'input' is a boolean (True); expected text or a number"),
+        (Fields(input="Passage: {passage}"), {**GOOD_ROW, "passage": ["p"]}, "field 'passage' is a list"),
+        (Fields(input="{passage[0]}"), {**GOOD_ROW, "passage": [{"t": "p"}]}, "field 'passage[0]' is an object"),
+        (Fields(), {**GOOD_ROW, "references": ["A", ["B"]]}, "field 'references' is a list; expected text or a number"),
+        (Fields(), {**GOOD_ROW, "references": [{"text": {"t": "A"}}]}, "field 'references.text' is an object"),
+        (Fields(choices="options", answer="answer"), {**GOOD_ROW, "options": {"a": 1}, "answer": 0}, "expected a list"),
+        (Fields(choices="options", answer="answer"), {**GOOD_ROW, "options": ["x", {}], "answer": 0}, "'options[1]' is an"),
+        (Fields(), {**GOOD_ROW, "group": {"name": "g"}}, "field 'group' is an object"),
+        (Fields(), {**GOOD_ROW, "tags": {"t": 1}}, "field 'tags' is an object; expected a list of texts"),
+        (Fields(), {**GOOD_ROW, "split": ["test"]}, "field 'split' is a list"),
+    ],
+)
+def test_jsonl_field_of_the_wrong_type_names_file_line_field_and_type(
+    tmp_path: Path, fields: Fields, row: dict, message: str
+) -> None:
+    path = write_jsonl(tmp_path / "typed.jsonl", ["", row])
+    with pytest.raises(ScenarioError) as raised:
+        list(jsonl(path, fields)())
+    text = str(raised.value)
+    assert text.startswith(f"{path}:2: ") and message in text and "\n" not in text
+
+
+def test_jsonl_numbers_where_text_is_expected_are_read_as_written(tmp_path: Path) -> None:
+    path = write_jsonl(tmp_path / "numbers.jsonl", [{"id": 7, "input": 12, "references": [3.5, "x"], "group": 2}])
+    (instance,) = jsonl(path)()
+    assert (instance.id, instance.input, instance.correct_references, instance.group) == ("7", "12", ("3.5", "x"), "2")
+
+
 def test_jsonl_missing_file(tmp_path: Path) -> None:
     source = jsonl(tmp_path / "absent.jsonl")
     with pytest.raises(ScenarioError, match="absent.jsonl does not exist"):
@@ -434,6 +470,17 @@ def test_csv_file_with_byte_order_mark(tmp_path: Path) -> None:
     path = tmp_path / "excel.csv"
     path.write_text("id,input,references\nq1,Capital of France?,Paris\n", encoding="utf-8-sig")
     assert [i.id for i in csv_file(path)()] == ["q1"]
+
+
+def test_csv_file_takes_a_field_as_long_as_jsonl_does(tmp_path: Path) -> None:
+    article = "word " * 60_000  # 300,000 characters: past the csv module's default 131,072-character field limit
+    path = write_csv(tmp_path / "long.csv", ["id", "input", "references"], [["l1", article, "A"], ["l2", "Q", "B"]])
+    (tmp_path / "long.jsonl").write_text(json.dumps({"id": "l1", "input": article, "references": "A"}) + "\n")
+    limit = csv.field_size_limit()
+    from_csv = list(csv_file(path)())
+    assert [i.input for i in from_csv] == [next(iter(jsonl(tmp_path / "long.jsonl")())).input, "Q"]
+    assert len(from_csv[0].input) == 300_000
+    assert csv.field_size_limit() == limit  # the process-wide limit is raised for the read only
 
 
 # -- hf (datasets.load_dataset on local files, offline) ---------------------------------------------
