@@ -122,7 +122,11 @@ def _model_failure(error: Exception, instance: str) -> HolisticError:
     text = str(error).strip()
     line = text.splitlines()[0] if text else ""
     if isinstance(error, ModelOutputError | UserError):
-        return type(error)(f"instance {instance!r}: {line}")
+        message = f"instance {instance!r}: {line}"
+        try:
+            return type(error)(message)
+        except TypeError:  # a subclass that takes more than a message (a server's refusal): its family will do
+            return (UserError if isinstance(error, UserError) else ModelOutputError)(message)
     return ModelOutputError(f"instance {instance!r}: model call failed: {type(error).__name__}: {line}")
 
 

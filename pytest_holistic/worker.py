@@ -70,14 +70,30 @@ def worker_environment(
 
 def peak_memory() -> dict[str, float | None]:
     """Peak resident memory of this process and, when CUDA was used, peak GPU memory (MiB)."""
-    import resource
-
-    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    rss = _peak_rss_mib()
     gpu = None
     torch = sys.modules.get("torch")
     if torch is not None and torch.cuda.is_available() and torch.cuda.is_initialized():
         gpu = torch.cuda.max_memory_allocated() / 2**20
     return {"peak_rss_mib": round(rss, 1), "peak_gpu_mib": None if gpu is None else round(gpu, 1)}
+
+
+def _peak_rss_mib() -> float:
+    """This process's own peak RSS: Linux's ``VmHWM``, else ``ru_maxrss``.
+
+    ``ru_maxrss`` survives ``exec`` on Linux, so a pytest started from a bigger process (an IDE, an xdist worker
+    running pytester) would report its parent's peak; ``VmHWM`` belongs to this process's memory alone.
+    """
+    try:
+        with open("/proc/self/status", encoding="ascii") as status:
+            for line in status:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    import resource
+
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
 def gate_metric_names() -> list[str]:

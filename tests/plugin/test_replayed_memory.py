@@ -68,3 +68,14 @@ def test_only_workers_that_loaded_the_model_measure_it() -> None:
         "workers": {"gw1": workers["gw1"]},
     }
     assert peak_memory_gb(replayed) == (3.4, "GPU peak of the run that computed the replayed answers")
+
+
+def test_a_run_started_from_a_bigger_process_measures_its_own_peak() -> None:
+    # Linux keeps ru_maxrss across exec: a pytest launched by a 600 MiB parent would report the parent's peak.
+    import subprocess
+    import sys
+
+    ballast = b"x" * (600 << 20)
+    child = "from pytest_holistic.worker import peak_memory; print(peak_memory()['peak_rss_mib'])"
+    measured = float(subprocess.run([sys.executable, "-c", child], capture_output=True, text=True, check=True).stdout)
+    assert len(ballast) == 600 << 20 and measured < 400
