@@ -34,10 +34,10 @@ from .metrics import known_names
 from .metrics.base import Score
 from .models.cache import ResponseCache
 from .models.cached import CachedModel
-from .report.printable import printable
-from .report.provenance import scrub_text
 from .models.registry import Backend, resolve_backend
 from .progress import ModelProgress, terminal_emitter
+from .report.printable import printable
+from .report.provenance import scrub_text
 from .report.records import CollectedRun, ItemRecord, Outcome, RunHeader, WorkerSummary
 from .runspec import RunSpec, build_run, item_id
 from .settings import Settings
