@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from pytest_holistic.report.schema import validate_report
+from tests.signals import as_under_a_terminal
 
 SCRIPT = '{"generate": {"capital of France": " Paris", "capital of Japan": " Tokyo"}, "default": " no"}'
 
@@ -122,7 +123,13 @@ def _interrupt_when(pytester: pytest.Pytester, marker: Path, *args: str) -> subp
     """Start pytest in its own process group, wait for ``marker`` to appear, then press Ctrl-C (SIGINT to the group)."""
     command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *args]
     process = subprocess.Popen(
-        command, cwd=pytester.path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True
+        command,
+        cwd=pytester.path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+        preexec_fn=as_under_a_terminal,
     )
     deadline = time.monotonic() + 120
     while not marker.exists() and process.poll() is None and time.monotonic() < deadline:
@@ -191,7 +198,13 @@ def _run_then_signal(pytester: pytest.Pytester, seconds: float, send: str, *args
     """Start pytest in its own process group, wait, then signal it as a terminal or a CI runner would."""
     command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *args]
     process = subprocess.Popen(
-        command, cwd=pytester.path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True
+        command,
+        cwd=pytester.path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+        preexec_fn=as_under_a_terminal,
     )
     cache = pytester.path / "reports" / ".cache" / "responses.sqlite"
     deadline = time.monotonic() + 120

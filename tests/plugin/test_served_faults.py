@@ -26,6 +26,7 @@ import pytest
 from pytest_holistic.report.schema import validate_report
 from tests.models.test_openai_protocol import FakeEngine, Reply, ScriptedServer, Seen
 from tests.plugin.test_faults import holistic_suite
+from tests.signals import as_under_a_terminal
 
 Fault = Callable[[Seen], Reply]
 _ITEM = re.compile(r"Number (\d+):")
@@ -205,7 +206,13 @@ def test_a_stalled_request_costs_only_its_item_and_the_rest_are_committed_meanwh
 def _start(root: Path, *args: str) -> subprocess.Popen[str]:
     command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *args]
     return subprocess.Popen(
-        command, cwd=root, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True
+        command,
+        cwd=root,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+        preexec_fn=as_under_a_terminal,
     )
 
 
