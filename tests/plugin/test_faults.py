@@ -10,14 +10,13 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
 
 from pytest_holistic.report.schema import validate_report
-from tests.signals import as_under_a_terminal
+from tests.signals import start_pytest
 
 SCRIPT = '{"generate": {"capital of France": " Paris", "capital of Japan": " Tokyo"}, "default": " no"}'
 
@@ -121,23 +120,14 @@ def test_second(instance, completion):
 
 def _interrupt_when(pytester: pytest.Pytester, marker: Path, *args: str) -> subprocess.CompletedProcess[str]:
     """Start pytest in its own process group, wait for ``marker`` to appear, then press Ctrl-C (SIGINT to the group)."""
-    command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *args]
-    process = subprocess.Popen(
-        command,
-        cwd=pytester.path,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        start_new_session=True,
-        preexec_fn=as_under_a_terminal,
-    )
+    process = start_pytest(pytester.path, *args)
     deadline = time.monotonic() + 120
     while not marker.exists() and process.poll() is None and time.monotonic() < deadline:
         time.sleep(0.05)
     assert marker.exists(), "the run never reached the point to interrupt"
     os.killpg(process.pid, signal.SIGINT)
     output, _ = process.communicate(timeout=120)
-    return subprocess.CompletedProcess(command, process.returncode, output, "")
+    return subprocess.CompletedProcess(process.args, process.returncode, output, "")
 
 
 @pytest.mark.parametrize("workers", ["0", "2"])
@@ -196,16 +186,7 @@ SLOW_RULES = '{"generate": {"capital of France": " Paris"}, "default": " no", "d
 
 def _run_then_signal(pytester: pytest.Pytester, seconds: float, send: str, *args: str) -> subprocess.CompletedProcess[str]:
     """Start pytest in its own process group, wait, then signal it as a terminal or a CI runner would."""
-    command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *args]
-    process = subprocess.Popen(
-        command,
-        cwd=pytester.path,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        start_new_session=True,
-        preexec_fn=as_under_a_terminal,
-    )
+    process = start_pytest(pytester.path, *args)
     cache = pytester.path / "reports" / ".cache" / "responses.sqlite"
     deadline = time.monotonic() + 120
     while not cache.exists() and time.monotonic() < deadline:  # the model has started answering
@@ -219,7 +200,7 @@ def _run_then_signal(pytester: pytest.Pytester, seconds: float, send: str, *args
         workers = subprocess.run(["pgrep", "-P", str(process.pid)], capture_output=True, text=True, check=False).stdout.split()
         os.kill(int(workers[0]), signal.SIGKILL)
     output, _ = process.communicate(timeout=180)
-    return subprocess.CompletedProcess(command, process.returncode, output, "")
+    return subprocess.CompletedProcess(process.args, process.returncode, output, "")
 
 
 def _cache_rows(root: Path) -> int:

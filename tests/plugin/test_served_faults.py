@@ -14,7 +14,6 @@ import re
 import signal
 import sqlite3
 import subprocess
-import sys
 import threading
 import time
 from collections import Counter
@@ -26,7 +25,7 @@ import pytest
 from pytest_holistic.report.schema import validate_report
 from tests.models.test_openai_protocol import FakeEngine, Reply, ScriptedServer, Seen
 from tests.plugin.test_faults import holistic_suite
-from tests.signals import as_under_a_terminal
+from tests.signals import start_pytest
 
 Fault = Callable[[Seen], Reply]
 _ITEM = re.compile(r"Number (\d+):")
@@ -203,17 +202,22 @@ def test_a_stalled_request_costs_only_its_item_and_the_rest_are_committed_meanwh
 # -- Ctrl-C and SIGTERM while requests hang ----------------------------------------------------------
 
 
-def _start(root: Path, *args: str) -> subprocess.Popen[str]:
-    command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *args]
-    return subprocess.Popen(
-        command,
-        cwd=root,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        start_new_session=True,
-        preexec_fn=as_under_a_terminal,
-    )
+def _stop(process: subprocess.Popen[str], send: str) -> str:
+    """Press Ctrl-C (SIGINT to the group) or send SIGTERM, then wait: pytest's output once it has exited within 15 s."""
+    signalled = time.monotonic()
+    if send == "ctrl-c":
+        os.killpg(process.pid, signal.SIGINT)
+    else:
+        os.kill(process.pid, signal.SIGTERM)
+    try:
+        output, _ = process.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        output, _ = process.communicate()
+        raise AssertionError(f"pytest was still running 60 s after {send}:\n{output}") from None
+    elapsed = time.monotonic() - signalled
+    assert elapsed < 15, f"pytest took {elapsed:.1f} s to stop after {send}:\n{output}"
+    return output
 
 
 def _wait_for(condition: Callable[[], bool], process: subprocess.Popen[str], what: str) -> None:
@@ -240,21 +244,9 @@ def test_stopping_a_run_whose_requests_hang_exits_within_seconds_with_a_partial_
     says the run is incomplete and lists the 30 items that did not finish."""
     server, script = serve_faulty({3: _hang(release)})
     pytester.makepyfile(test_numbers=holistic_suite(count=30))
-    process = _start(pytester.path, "-n", workers, "--model", f"openai:{server.url}#m")
+    process = start_pytest(pytester.path, "-n", workers, "--model", f"openai:{server.url}#m")
     _wait_for(lambda: _cache_rows(pytester.path) == 29 and script.sent[3] == 1, process, "29 answers committed")
-    signalled = time.monotonic()
-    if send == "ctrl-c":
-        os.killpg(process.pid, signal.SIGINT)
-    else:
-        os.kill(process.pid, signal.SIGTERM)
-    try:
-        output, _ = process.communicate(timeout=60)
-    except subprocess.TimeoutExpired:
-        os.killpg(process.pid, signal.SIGKILL)
-        output, _ = process.communicate()
-        raise AssertionError(f"pytest was still running 60 s after {send}:\n{output}") from None
-    elapsed = time.monotonic() - signalled
-    assert elapsed < 15, f"pytest took {elapsed:.1f} s to stop after {send}:\n{output}"
+    output = _stop(process, send)
     assert process.returncode == pytest.ExitCode.INTERRUPTED, output
     assert "Traceback" not in output and "INTERNALERROR" not in output, output
     report = _report(pytester.path)
@@ -273,20 +265,12 @@ def test_stopping_while_the_next_shard_hangs_in_the_background(
     the first shard's ten items reported and the second's ten listed as not completed."""
     server, script = serve_faulty({15: _hang(release)})
     pytester.makepyfile(test_numbers=holistic_suite(count=20))
-    process = _start(
+    process = start_pytest(
         pytester.path, "--model", f"openai:{server.url}#m", "--holistic-overlap", "on", "--holistic-shard-size", "10"
     )
     _wait_for(lambda: _cache_rows(pytester.path) == 19 and script.sent[15] == 1, process, "19 answers committed")
     time.sleep(0.5)  # the first shard's items have run; pytest waits for the second shard
-    signalled = time.monotonic()
-    os.killpg(process.pid, signal.SIGINT)
-    try:
-        output, _ = process.communicate(timeout=60)
-    except subprocess.TimeoutExpired:
-        os.killpg(process.pid, signal.SIGKILL)
-        output, _ = process.communicate()
-        raise AssertionError(f"pytest was still running 60 s after Ctrl-C:\n{output}") from None
-    assert time.monotonic() - signalled < 15, output
+    output = _stop(process, "ctrl-c")
     assert process.returncode == pytest.ExitCode.INTERRUPTED and "Traceback" not in output, output
     report = _report(pytester.path)
     assert report["complete"] is False
@@ -310,17 +294,9 @@ def test_stopping_while_the_servers_probe_hangs(pytester: pytest.Pytester, relea
     server = ScriptedServer(silent)
     try:
         pytester.makepyfile(test_numbers=holistic_suite(count=30))
-        process = _start(pytester.path, "--model", f"openai:{server.url}#m")
+        process = start_pytest(pytester.path, "--model", f"openai:{server.url}#m")
         _wait_for(asked.is_set, process, "the probe sent")
-        signalled = time.monotonic()
-        os.kill(process.pid, signal.SIGTERM)
-        try:
-            output, _ = process.communicate(timeout=60)
-        except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)
-            output, _ = process.communicate()
-            raise AssertionError(f"pytest was still running 60 s after SIGTERM:\n{output}") from None
-        assert time.monotonic() - signalled < 15, output
+        output = _stop(process, "sigterm")
         assert process.returncode == pytest.ExitCode.INTERRUPTED and "Traceback" not in output, output
         report = _report(pytester.path)
         assert report["complete"] is False and len(report["not_completed"]) == 30
