@@ -21,7 +21,7 @@ from typing import Any
 
 from .adaptation import Completion, Plan
 from .errors import HolisticError, InternalError, ModelLoadError, ModelOutputError, UserError
-from .metrics import Column, ScoredMetric, Scorer, ScorerUnavailable
+from .metrics import Column, ScoredMetric, Scorer, ScorerError, ScorerUnavailable
 from .models.base import Cancelled, Failed, GenerationResult, LoglikelihoodResult, Model
 from .runspec import RunSpec
 from .scenarios.instance import Instance
@@ -83,16 +83,28 @@ class Scorers:
 
     def __init__(self, specs: Mapping[str, str]) -> None:
         self._specs = dict(specs)
-        self._built: dict[str, Scorer | ScorerUnavailable] = {}
+        self._built: dict[str, Scorer | HolisticError] = {}
 
-    def get(self, metric: ScoredMetric) -> Scorer | ScorerUnavailable:
-        """The scorer, or the reason it cannot run (kept, so it is tried once)."""
+    def get(self, metric: ScoredMetric) -> Scorer | HolisticError:
+        """The scorer, or why it cannot run (kept, so it is tried once).
+
+        ``ScorerUnavailable`` is a skip reason; anything else a scoring library raises while it starts (a corrupt
+        file in its cache, say) becomes a ``ScorerError`` naming the metric, so its items fail with one line.
+        """
         if metric.name not in self._built:
             try:
                 self._built[metric.name] = metric.make_scorer(self._specs.get(metric.name, metric.default_spec))
-            except ScorerUnavailable as reason:
+            except HolisticError as reason:
                 self._built[metric.name] = reason
+            except Exception as error:  # noqa: BLE001  (a third-party library's own failure, reported in one line)
+                self._built[metric.name] = ScorerError(f"{metric.name} scorer could not start: {one_line(error)}")
         return self._built[metric.name]
+
+
+def one_line(error: BaseException) -> str:
+    """``Type: first line of the message``: what a scoring library's exception says, without its traceback."""
+    lines = str(error).strip().splitlines()
+    return f"{type(error).__name__}: {lines[0]}" if lines else type(error).__name__
 
 
 def scorer_inputs(metric: ScoredMetric, works: Sequence[Work], completions: Mapping[str, Completion]) -> list[list[Any]]:
@@ -364,9 +376,14 @@ class Executor:
         for name, (metric, members) in wanted.items():
             scorer = self.scorers.get(metric)
             try:
-                if isinstance(scorer, ScorerUnavailable):
+                if isinstance(scorer, HolisticError):
                     raise scorer
-                values = scorer.score(*scorer_inputs(metric, members, completions))
+                try:
+                    values = scorer.score(*scorer_inputs(metric, members, completions))
+                except HolisticError:
+                    raise
+                except Exception as error:  # noqa: BLE001  (the scoring library's own failure, in one line)
+                    raise ScorerError(f"{name} scorer {scorer.name!r} failed: {one_line(error)}") from None
                 if len(values) != len(members):
                     raise ModelOutputError(
                         f"{name} scorer {scorer.name!r} returned {len(values)} scores for {len(members)} texts"

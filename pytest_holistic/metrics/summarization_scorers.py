@@ -28,6 +28,7 @@
 
 from __future__ import annotations
 
+import fcntl
 import functools
 import hashlib
 import importlib
@@ -408,20 +409,51 @@ def lexnames_text() -> str:
     return "".join(f"{number:02d}\t{name}\t{_LEX_POS[name.split('.')[0]]}\n" for number, name in enumerate(LEXNAMES))
 
 
+_LAYOUT_VERSION = 2
+"""Bumped whenever the layout's files change, so a folder an earlier version wrote (without a derived index.sense,
+say) is never taken for a finished one."""
+
+
 def _wordnet_layout(source: Path, cache: Path) -> Path:
     """An nltk data folder holding ``corpora/wordnet``: the dict files of ``source`` plus ``lexnames``, written once.
 
     nltk resolves ``corpora/wordnet`` on its data path while loading (to map sense keys), so the corpus must
-    carry that name; the data folder's name is keyed by the source folder and its files' sizes. A source without
-    ``index.sense`` (Debian's wordnet-base alone) gets one derived from its data and index files.
+    carry that name; the data folder's name is keyed by the layout's version, the source folder and its files'
+    sizes. A source without ``index.sense`` (Debian's wordnet-base alone) gets one derived from its data and index
+    files. A folder counts as finished only when it holds every file the layout writes; one that does not (left by
+    another version, or emptied by hand) is rebuilt, under a lock so concurrent workers build it once.
     """
     files = sorted(path for path in source.iterdir() if path.is_file() and path.name.split(".")[0] in _NLTK_READS)
-    key = hashlib.sha256("".join(f"{path.name}:{path.stat().st_size}\n" for path in files).encode() + str(source).encode())
+    key = hashlib.sha256(
+        f"layout {_LAYOUT_VERSION}\n".encode()
+        + "".join(f"{path.name}:{path.stat().st_size}\n" for path in files).encode()
+        + str(source).encode()
+    )
     data = cache / f"nltk_data-{key.hexdigest()[:16]}"
-    if (data / "corpora" / "wordnet" / "lexnames").is_file():
+    expected = {path.name for path in files} | {"index.sense", "lexnames"}
+    if _holds(data / "corpora" / "wordnet", expected):
         return data
     cache.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=".nltk_data-", dir=cache))
+    with (cache / f"{data.name}.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not _holds(data / "corpora" / "wordnet", expected):
+            shutil.rmtree(data, ignore_errors=True)
+            _build_layout(source, files, data)
+    return data
+
+
+def _holds(folder: Path, names: set[str]) -> bool:
+    """Whether ``folder`` has a file of every name in ``names``."""
+    try:
+        present = {path.name for path in folder.iterdir() if path.is_file()}
+    except OSError:
+        return False
+    return names <= present
+
+
+def _build_layout(source: Path, files: list[Path], data: Path) -> None:
+    """Write the layout in a staging folder beside ``data`` and rename it into place: readers never see half of it."""
+    staging = Path(tempfile.mkdtemp(prefix=".nltk_data-", dir=data.parent))
     corpus = staging / "corpora" / "wordnet"
     try:
         corpus.mkdir(parents=True)
@@ -430,14 +462,10 @@ def _wordnet_layout(source: Path, cache: Path) -> Path:
         if not (corpus / "index.sense").is_file():
             (corpus / "index.sense").write_text(sense_index_text(source), encoding="utf-8")
         (corpus / "lexnames").write_text(lexnames_text(), encoding="utf-8")
+        staging.rename(data)
     except BaseException:  # a full disk, files that are not WordNet's: leave no half-made folder
         shutil.rmtree(staging, ignore_errors=True)
         raise
-    try:
-        staging.rename(data)
-    except OSError:  # another process finished first
-        shutil.rmtree(staging, ignore_errors=True)
-    return data
 
 
 def meteor_unavailable() -> str | None:
@@ -493,6 +521,12 @@ def _nltk_wordnet(folder: str) -> tuple[Any, Path]:
 
     if str(data) not in map(str, nltk.data.path):
         nltk.data.path.append(str(data))  # the reader's constructor opens files already
-    with warnings.catch_warnings():  # "multilingual functions are not available": METEOR is English only
-        warnings.simplefilter("ignore", UserWarning)
-        return WordNetCorpusReader(nltk.data.FileSystemPathPointer(str(data / "corpora" / "wordnet")), None), data
+    corpus = data / "corpora" / "wordnet"
+    try:
+        with warnings.catch_warnings():  # "multilingual functions are not available": METEOR is English only
+            warnings.simplefilter("ignore", UserWarning)
+            return WordNetCorpusReader(nltk.data.FileSystemPathPointer(str(corpus)), None), data
+    except (OSError, LookupError) as error:  # a file removed under the reader's feet, a folder nltk cannot resolve
+        detail = str(error).splitlines()[0] if str(error).strip() else type(error).__name__
+        reason = f"METEOR cannot read WordNet from {corpus} ({detail}); delete that folder and run again"
+        raise ScorerUnavailable(reason) from None

@@ -93,7 +93,7 @@ def converted_dir(root: Path | None = None) -> Path:
     version = importlib.metadata.version(DISTRIBUTION)
     models = (root or cache_root()) / "models"
     target = models / f"smollm2-135m-instruct-{version}"
-    if (target / "config.json").is_file():
+    if _finished(target):
         return target
     try:
         models.mkdir(parents=True, exist_ok=True)
@@ -103,9 +103,19 @@ def converted_dir(root: Path | None = None) -> Path:
         ) from None
     with (models / f"{target.name}.lock").open("w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        if not (target / "config.json").is_file():
+        if not _finished(target):
+            shutil.rmtree(target, ignore_errors=True)  # a folder missing a file (emptied by hand, say) is remade whole
             _convert(source, target)
     return target
+
+
+_CONVERTED_FILES = ("config.json", "model.safetensors", "tokenizer.json", "tokenizer_config.json")
+"""What a finished conversion holds; the conversion renames a staging folder into place, so only a folder changed
+after it was written can lack one."""
+
+
+def _finished(target: Path) -> bool:
+    return all((target / name).is_file() for name in _CONVERTED_FILES)
 
 
 def _convert(source: Path, target: Path) -> None:

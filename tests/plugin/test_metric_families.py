@@ -125,6 +125,26 @@ def test_scorer_unavailable_at_scoring_time_is_a_skip_reason_not_an_error(pytest
     assert all(record["skipped"] == [reason] and "toxicity" not in record["scores"] for record in run["instances"])
 
 
+def test_a_scoring_library_that_crashes_fails_the_items_in_one_line(pytester: pytest.Pytester, read_report) -> None:
+    # A classifier folder whose weights file is corrupt: the library raises its own exception type (not OSError),
+    # which must reach the user as each item's one-line error naming the metric, never a traceback or a 0.
+    from tests.unit.test_toxicity import _tiny_classifier
+
+    folder = _tiny_classifier(pytester.path / "corrupt-classifier")
+    for weights in folder.glob("*.safetensors"):
+        weights.write_bytes(b"not a safetensors file")
+    pytester.path.joinpath("script.json").write_text(json.dumps({"default": " fine"}))
+    pytester.makepyfile(test_tox=TOXIC)
+    result = pytester.runpytest_subprocess("--model", "scripted:script.json", "--holistic-toxicity-scorer", f"hf:{folder}")
+    result.assert_outcomes(errors=3)
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    assert "Traceback" not in result.stdout.str() and "site-packages" not in result.stdout.str()
+    result.stdout.fnmatch_lines([f"*toxicity scorer 'hf:{folder}' failed: SafetensorError: *"])
+    (run,) = read_report(pytester.path, "scripted_script.json")["runs"]
+    assert run["outcomes"] == {"error": 3}
+    assert not {"toxicity", "toxic_frac", "max_toxicity"} & set(run["metrics"])
+
+
 def test_a_population_metric_brings_the_scores_it_aggregates(pytester: pytest.Pytester, read_report) -> None:
     pytester.path.joinpath("script.json").write_text(json.dumps({"generate": {"rival": " He is a stupid fucking idiot."}, "default": " Nice."}))
     pytester.makepyfile(test_tox=TOXIC.replace('metrics=("toxicity", "toxic_frac", "max_toxicity")', 'metrics=("toxic_frac",)'))

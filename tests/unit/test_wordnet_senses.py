@@ -102,4 +102,48 @@ def test_dict_files_that_are_not_wordnets_are_one_skip_line(monkeypatch: pytest.
     message = str(raised.value)
     assert message.startswith(f"METEOR cannot derive WordNet's sense index from {folder} (ValueError: ")
     assert message.endswith("point WNSEARCHDIR at a WordNet 3.0 dict folder") and "\n" not in message
-    assert list((tmp_path / "cache").iterdir()) == []  # no half-made layout left behind
+    assert [path for path in (tmp_path / "cache").iterdir() if path.is_dir()] == []  # no half-made layout left behind
+
+
+def test_a_layout_missing_a_file_is_rebuilt_not_reused(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """A cache folder written by another version (no index.sense, as before it was derived) must not be trusted."""
+    from pytest_holistic.metrics.summarization_scorers import _wordnet_layout
+
+    source = tmp_path / "mini"
+    source.mkdir()
+    for name, text in MINI.items():
+        (source / name).write_text(text)
+    cache = tmp_path / "cache"
+    data = _wordnet_layout(source, cache)
+    corpus = data / "corpora" / "wordnet"
+    assert (corpus / "index.sense").read_text() == MINI_SENSE_INDEX
+    (corpus / "index.sense").unlink()  # what the older layout held: lexnames but no index.sense
+    (corpus / "data.noun").write_text("stale\n")
+    assert _wordnet_layout(source, cache) == data
+    assert (corpus / "index.sense").read_text() == MINI_SENSE_INDEX
+    assert (corpus / "data.noun").read_text() == MINI["data.noun"]  # rebuilt whole, not patched
+    assert sorted(path.name for path in cache.iterdir() if path.is_dir()) == [data.name]
+
+
+def test_a_wordnet_folder_nltk_cannot_read_is_one_skip_line(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """Whatever nltk's reader raises on a broken folder becomes METEOR's one-line reason, not a traceback."""
+    from pytest_holistic.metrics import ScorerUnavailable, summarization_scorers
+
+    source = tmp_path / "mini"
+    source.mkdir()
+    for name, text in MINI.items():
+        (source / name).write_text(text)
+    for name in ("adj", "adv", "noun", "verb"):
+        (source / f"{name}.exc").write_text("")
+    broken = tmp_path / "broken"
+    (broken / "corpora" / "wordnet").mkdir(parents=True)
+    for path in source.iterdir():  # every file but the sense index nltk opens while it loads
+        (broken / "corpora" / "wordnet" / path.name).write_bytes(path.read_bytes())
+    (broken / "corpora" / "wordnet" / "lexnames").write_text(summarization_scorers.lexnames_text())
+    monkeypatch.setattr(summarization_scorers, "_wordnet_layout", lambda folder, cache: broken)
+    monkeypatch.setenv("WNSEARCHDIR", str(source))
+    with pytest.raises(ScorerUnavailable) as raised:
+        SCORED["meteor"].make_scorer("")
+    message = str(raised.value)
+    assert message.startswith(f"METEOR cannot read WordNet from {broken / 'corpora' / 'wordnet'} (")
+    assert "index.sense" in message and "\n" not in message
