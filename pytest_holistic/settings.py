@@ -176,6 +176,15 @@ def add_options(parser: pytest.Parser) -> None:
         help="how log-likelihoods are computed: auto (default: shared on CPU, packed on GPU), shared, full or packed",
     )
     group.addoption(
+        "--holistic-prefix-sharing",
+        dest="holistic_prefix_sharing",
+        default=None,
+        choices=("auto", "on", "off"),
+        help="transformers models: compute the token prefixes a shard's prompts share (instructions, in-context "
+        "examples) once and run only each request's own suffix (auto, the default: when it saves work and a first "
+        "check against the unshared computation agrees; on; off)",
+    )
+    group.addoption(
         "--holistic-overlap",
         dest="holistic_overlap",
         default=None,
@@ -367,6 +376,7 @@ class Settings:
             device=_device(option.holistic_device),
             dtype="float32" if deterministic and dtype == "auto" else dtype,
             scoring=_scoring(option.holistic_scoring),
+            prefix_sharing=option.holistic_prefix_sharing or "auto",
             deterministic=deterministic,
             batch_size=batch_size,
             revision=_revision(option.holistic_model_revision),

@@ -27,6 +27,7 @@ class ModelOptions:
     revision: str | None = None
     trust_remote_code: bool = False
     scoring: str = "auto"  # log-likelihood strategy of the transformers backend (see models/scoring.py)
+    prefix_sharing: str = "auto"  # transformers backend: compute a shard's shared token prefixes once (auto, on, off)
     deterministic: bool = False  # float32 without TF32, so scores do not depend on batching
     chat_template: str = "none"  # none (HELM's raw prompts), auto (the tokenizer's, if it has one), or a Jinja file's path
     api_key_env: str = "OPENAI_API_KEY"  # environment variable holding a served model's API key (never its value)

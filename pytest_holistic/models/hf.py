@@ -19,7 +19,7 @@ from typing import Any
 from .. import _devices
 from .._hub import UNREACHABLE, offline, unreachable_hub
 from ..errors import ModelLoadError, ModelOutputError
-from . import chat_template, scoring
+from . import chat_template, prefix_sharing, scoring
 from .base import (
     BatchStreaming,
     GenerationRequest,
@@ -29,6 +29,7 @@ from .base import (
     ModelInfo,
     ModelOptions,
 )
+from .hf_shared import SharedPaths
 
 _Pair = tuple[list[int], list[int], int]
 """A scoring request as tokens: (context kept, continuation, context tokens dropped from the left)."""
@@ -287,6 +288,9 @@ class HFModel(BatchStreaming):
         self.start_id: int = bos if isinstance(bos, int) else (self.eos_id if self.eos_id is not None else 0)
         self.strategy: scoring.Strategy = self._pick_strategy(strategy)
         self._scorer = scoring.Scorer(model, self.pad_id)
+        self._shared = SharedPaths(self, prefix_sharing.PrefixRunner(model, self.pad_id, self._scorer.head_split))
+        self.prefix_sharing = "auto"
+        self._sharing_checked: set[str] = set()  # request kinds whose first shared batch matched the unshared one
         self._packed_checked = False  # packed scoring is checked against full sequences on its first batch
         self.token_budget: int | None = None
         self.batch_size = max(1, int(batch_size)) if batch_size else self._auto_batch_size()
@@ -296,6 +300,7 @@ class HFModel(BatchStreaming):
         info.details["generation_batch_size"] = self.generation_batch_size
         info.details["scoring"] = self.strategy
         info.details["deterministic"] = False
+        info.details["prefix_sharing"] = self.prefix_sharing
         self.chat_template: chat_template.ChatTemplate | None = None
         info.details.update(chat_template.details(None))
         if self.token_budget is not None:
@@ -304,6 +309,7 @@ class HFModel(BatchStreaming):
     def apply(self, options: ModelOptions) -> HFModel:
         """The load-independent options: scoring strategy, chat template, deterministic mode (recorded in the details)."""
         self.use_strategy(options.scoring)
+        self.use_prefix_sharing(options.prefix_sharing)
         self.use_chat_template(options.chat_template)
         if options.deterministic:
             import torch
@@ -323,6 +329,24 @@ class HFModel(BatchStreaming):
         self.strategy = self._pick_strategy(asked)
         self._packed_checked = False
         self.info.details["scoring"] = self.strategy
+
+    def use_prefix_sharing(self, mode: str) -> None:
+        """Share token prefixes across requests: ``auto`` (when it saves work, after a first check), ``on`` or ``off``."""
+        if mode not in ("auto", "on", "off"):
+            raise ModelLoadError(f"unknown prefix sharing mode {mode!r}; use auto, on or off")
+        self.prefix_sharing = mode
+        self._sharing_checked.clear()
+        self.info.details["prefix_sharing"] = mode
+        self.info.details.pop("prefix_sharing_fallback", None)
+        if mode != "off":
+            reason = prefix_sharing.sharable(self.model)
+            if reason is not None:
+                self._sharing_unavailable(reason)
+
+    def _sharing_unavailable(self, reason: str) -> None:
+        """Compute every request whole from now on, and say why in the model details."""
+        self.info.details["prefix_sharing_fallback"] = f"prefix sharing unavailable: {reason}"
+        self.prefix_sharing = "off"
 
     def use_chat_template(self, choice: str) -> None:
         """Render generation prompts through ``choice`` (auto, none or a Jinja file's path) from now on.
@@ -479,9 +503,21 @@ class HFModel(BatchStreaming):
         kept for the rest of the session, so no request fails for want of memory while one context fits.
         """
         pairs = [self._pair(request) for request in requests]
+        indices = list(range(len(requests)))
+        if self.prefix_sharing != "off":
+            shared = self._shared.loglikelihood(requests, pairs)
+            if shared is not None:
+                yield from shared
+                return
+        yield from self._plain_loglikelihood(requests, pairs, indices)
+
+    def _plain_loglikelihood(
+        self, requests: Sequence[LoglikelihoodRequest], pairs: list[_Pair], indices: Sequence[int]
+    ) -> Iterator[list[tuple[int, LoglikelihoodResult]]]:
+        """The requests at ``indices``, each context computed whole (once for all the continuations that share it)."""
         groups: dict[tuple[int, ...], list[int]] = defaultdict(list)
-        for index, (context, _, _) in enumerate(pairs):
-            groups[tuple(context)].append(index)
+        for index in indices:
+            groups[tuple(pairs[index][0])].append(index)
         contexts = sorted(groups, key=lambda c: (-(len(c) + max(len(pairs[i][1]) for i in groups[c])), groups[c][0]))
         start = 0
         while start < len(contexts):
@@ -496,19 +532,30 @@ class HFModel(BatchStreaming):
                 continue
             start += len(batch)
             elapsed = (time.perf_counter() - started) / len(members)
-            results = []
-            for index, logprob, greedy in zip(members, scores.logprobs, scores.greedy):
-                context, continuation, dropped = pairs[index]
-                if math.isnan(logprob):
-                    raise ModelOutputError(
-                        f"model {self.info.name!r} returned a NaN log-probability for {requests[index].continuation!r}; "
-                        "its weights or dtype are broken (try --holistic-dtype float32)"
-                    )
-                tokens_in = len(context) + len(continuation)
-                results.append(
-                    (index, LoglikelihoodResult(logprob, greedy, tokens_in, len(continuation), elapsed, truncated_tokens=dropped))
+            yield self._loglikelihood_results(requests, pairs, members, scores, elapsed)
+
+    def _loglikelihood_results(
+        self,
+        requests: Sequence[LoglikelihoodRequest],
+        pairs: list[_Pair],
+        members: Sequence[int],
+        scores: scoring.Scores,
+        elapsed: float,
+    ) -> list[tuple[int, LoglikelihoodResult]]:
+        """One batch's results in request terms; a NaN log-probability is the batch's error (broken weights)."""
+        results = []
+        for index, logprob, greedy in zip(members, scores.logprobs, scores.greedy):
+            context, continuation, dropped = pairs[index]
+            if math.isnan(logprob):
+                raise ModelOutputError(
+                    f"model {self.info.name!r} returned a NaN log-probability for {requests[index].continuation!r}; "
+                    "its weights or dtype are broken (try --holistic-dtype float32)"
                 )
-            yield results
+            tokens_in = len(context) + len(continuation)
+            results.append(
+                (index, LoglikelihoodResult(logprob, greedy, tokens_in, len(continuation), elapsed, truncated_tokens=dropped))
+            )
+        return results
 
     def _next_batch(
         self, contexts: list[tuple[int, ...]], start: int, groups: dict[tuple[int, ...], list[int]], pairs: list[_Pair]
@@ -627,20 +674,39 @@ class HFModel(BatchStreaming):
             budget = min(max_tokens, self.max_length - 1)
             encoded = {i: self._encode(self.prompt_text(requests[i].prompt)) or [self.start_id] for i in indices}
             prompts = {i: tokens[-(self.max_length - budget) :] for i, tokens in encoded.items()}
-            order = sorted(indices, key=lambda i: (-len(prompts[i]), i))
-            start = 0
-            while start < len(order):
-                batch = order[start : start + self.generation_batch_size]
-                try:
-                    results = self._generate_batch([prompts[i] for i in batch], budget, stop, temperature, seed)
-                except Exception as error:
-                    if not self._out_of_memory(error):
-                        raise
-                    self.generation_batch_size = self._halved(len(batch), error, "prompt", "lower max_tokens")
-                    self.info.details["generation_batch_size"] = self.generation_batch_size
+            if self.prefix_sharing != "off" and temperature == 0:
+                shared = self._shared.generation(indices, prompts, budget, stop)
+                if shared is not None:
+                    for batch in shared:
+                        yield [(i, replace(r, truncated_tokens=len(encoded[i]) - len(prompts[i]))) for i, r in batch]
                     continue
-                start += len(batch)
-                yield [(i, replace(r, truncated_tokens=len(encoded[i]) - len(prompts[i]))) for i, r in zip(batch, results)]
+            yield from self._plain_generation(indices, prompts, encoded, budget, stop, temperature, seed)
+
+    def _plain_generation(
+        self,
+        indices: Sequence[int],
+        prompts: dict[int, list[int]],
+        encoded: dict[int, list[int]],
+        budget: int,
+        stop: tuple[str, ...],
+        temperature: float,
+        seed: int,
+    ) -> Iterator[list[tuple[int, GenerationResult]]]:
+        """The prompts at ``indices`` through ``generate``, each computed whole, in batches of similar length."""
+        order = sorted(indices, key=lambda i: (-len(prompts[i]), i))
+        start = 0
+        while start < len(order):
+            batch = order[start : start + self.generation_batch_size]
+            try:
+                results = self._generate_batch([prompts[i] for i in batch], budget, stop, temperature, seed)
+            except Exception as error:
+                if not self._out_of_memory(error):
+                    raise
+                self.generation_batch_size = self._halved(len(batch), error, "prompt", "lower max_tokens")
+                self.info.details["generation_batch_size"] = self.generation_batch_size
+                continue
+            start += len(batch)
+            yield [(i, replace(r, truncated_tokens=len(encoded[i]) - len(prompts[i]))) for i, r in zip(batch, results)]
 
     def _generate_batch(
         self, prompts: list[list[int]], max_tokens: int, stop: tuple[str, ...], temperature: float, seed: int
@@ -682,6 +748,17 @@ class HFModel(BatchStreaming):
         new_tokens = chosen.tolist()
         step_logprobs = torch.stack(steps, dim=1).cpu().tolist() if steps else [[] for _ in prompts]
         elapsed = (time.perf_counter() - started) / len(prompts)
+        return self.generation_results([len(p) for p in prompts], new_tokens, step_logprobs, stop, elapsed)
+
+    def generation_results(
+        self,
+        prompt_lengths: Sequence[int],
+        new_tokens: Sequence[list[int]],
+        step_logprobs: Sequence[list[float]],
+        stop: tuple[str, ...],
+        elapsed: float,
+    ) -> list[GenerationResult]:
+        """Texts cut at the end token and the first stop sequence, with the log-probabilities of the tokens kept."""
         results = []
         for r, tokens in enumerate(new_tokens):
             if self.eos_id is not None and self.eos_id in tokens:
@@ -693,7 +770,7 @@ class HFModel(BatchStreaming):
                     f"model {self.info.name!r} returned NaN log-probabilities while generating; "
                     "its weights or dtype are broken (try --holistic-dtype float32)"
                 )
-            results.append(GenerationResult(text, logprobs, len(prompts[r]), elapsed))
+            results.append(GenerationResult(text, logprobs, prompt_lengths[r], elapsed))
         return results
 
     def _cut_at_stop(self, tokens: list[int], stop: tuple[str, ...]) -> tuple[str, int]:

@@ -107,10 +107,10 @@ class Scorer:
         head_logits = first.logits[:, -1]  # one row per context, shared by all its continuations
         heads = torch.tensor([m.continuation[0] for m in members], device=device)
         owners = torch.arange(len(members), device=device)
-        sums, misses = _reduce(head_logits, rows, heads, owners, len(members))
+        sums, misses = reduce_rows(head_logits, rows, heads, owners, len(members))
         longest = max(len(m.continuation) for m in members)
         if longest > 1:
-            cache = first.past_key_values
+            cache = returned_cache(first)
             cache.reorder_cache(rows)
             tails = [m.continuation[:-1] for m in members]
             tail_ids, tail_mask = self._pad(tails, left=False, width=longest - 1)
@@ -121,17 +121,17 @@ class Scorer:
                 input_ids=tail_ids.to(device),
                 attention_mask=torch.cat([mask[rows.cpu()], tail_mask], dim=-1).to(device),
                 position_ids=tail_positions.to(device),
-                past_key_values=cache,
                 use_cache=True,
+                **{cache_keyword(self.model): cache},
             )
             flat = [(r, k) for r, m in enumerate(members) for k in range(len(m.continuation) - 1)]
             index = torch.tensor([r * (longest - 1) + k for r, k in flat], device=device)
             targets = torch.tensor([members[r].continuation[k + 1] for r, k in flat], device=device)
             owner = torch.tensor([r for r, _ in flat], device=device)
             logits = second.logits.flatten(0, 1)
-            more_sums, more_misses = _reduce(logits, index, targets, owner, len(members))
+            more_sums, more_misses = reduce_rows(logits, index, targets, owner, len(members))
             sums, misses = sums + more_sums, misses + more_misses
-        return _to_host(sums, misses)
+        return to_host(sums, misses)
 
     def _full(self, batch: ScoreBatch) -> Scores:
 
@@ -210,8 +210,12 @@ class Scorer:
             logits = self.model(**inputs, use_cache=False).logits.flatten(0, 1)
             picked = index
         target = torch.tensor(targets, device=device)
-        sums, misses = _reduce(logits, picked, target, torch.tensor(owner, device=device), count)
-        return _to_host(sums, misses)
+        sums, misses = reduce_rows(logits, picked, target, torch.tensor(owner, device=device), count)
+        return to_host(sums, misses)
+
+    def head_split(self) -> tuple[Any, Any] | None:
+        """(decoder, LM head) when the head may be applied to chosen positions only, else None (checked once)."""
+        return self._split()
 
     def _split(self) -> tuple[Any, Any] | None:
         """(decoder, LM head) when logits are exactly ``lm_head(decoder(...).last_hidden_state)``.
@@ -246,6 +250,23 @@ class Scorer:
         return pad(rows, self.pad_id, left=left, width=width)
 
 
+def cache_keyword(model: Any) -> str:
+    """The forward argument that takes a key/value cache: ``cache`` in newer transformers, ``past_key_values`` before."""
+    import inspect
+
+    try:
+        parameters = inspect.signature(model.forward).parameters
+    except (TypeError, ValueError):
+        return "past_key_values"
+    return "cache" if "cache" in parameters else "past_key_values"
+
+
+def returned_cache(output: Any) -> Any:
+    """The key/value cache a forward pass returned, under either of its names."""
+    cache = getattr(output, "cache", None)
+    return cache if cache is not None else output.past_key_values
+
+
 def pad(rows: Sequence[Sequence[int]], pad_id: int, *, left: bool, width: int | None = None) -> tuple[Any, Any]:
     """Token rows as (ids, attention mask) on the host: left-padded for prompts and contexts, right-padded otherwise."""
     import torch
@@ -261,7 +282,7 @@ def pad(rows: Sequence[Sequence[int]], pad_id: int, *, left: bool, width: int | 
     return ids, mask
 
 
-def _reduce(logits: Any, rows: Any, targets: Any, owners: Any, count: int) -> tuple[Any, Any]:
+def reduce_rows(logits: Any, rows: Any, targets: Any, owners: Any, count: int) -> tuple[Any, Any]:
     """Per-request sums of log P(target) over the given rows of ``logits``, and how many were not the argmax.
 
     Log-sum-exp is taken once per distinct row, in float32 whatever the model's dtype; sums are float64.
@@ -280,7 +301,7 @@ def _reduce(logits: Any, rows: Any, targets: Any, owners: Any, count: int) -> tu
     return sums, misses
 
 
-def _to_host(sums: Any, misses: Any) -> Scores:
+def to_host(sums: Any, misses: Any) -> Scores:
     """One transfer per batch: the per-request sums and miss counts together."""
     import torch
 

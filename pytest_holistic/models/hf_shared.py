@@ -1,0 +1,289 @@
+"""The transformers backend's requests with their shared prefixes computed once (``--holistic-prefix-sharing``).
+
+For a shard's requests, a prefix plan (:mod:`.prefix_tree`) says which token spans are shared; the spans are run
+once (:class:`.prefix_sharing.PrefixRunner`) and every request then runs only its own suffix, in batches of rows
+grouped by prefix and sorted by suffix length. Under ``auto`` this is used only when it saves at least a tenth
+of the tokens, and the first shared batch of each kind is checked against the unshared computation of the same
+requests: a model whose numbers differ (an attention variant the cache splice does not honour) falls back to
+computing every request whole, and the model details say why. Results stream batch by batch, as the unshared
+paths' do, so a cache commits each one the moment it is done.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any
+
+from . import scoring
+from .base import GenerationResult, LoglikelihoodRequest, LoglikelihoodResult
+from .prefix_sharing import PrefixRunner, Row, SharingUnsupported, kv_bytes_per_token, split_plan
+from .prefix_tree import PrefixPlan
+
+if TYPE_CHECKING:
+    from .hf import HFModel
+
+WORTH_SHARING = 0.1
+"""Under ``auto``, the fraction of a call's tokens sharing must save before the prefix path is taken."""
+CPU_KEPT_BYTES = 2 << 30
+"""Keys and values of shared prefixes kept at once on a CPU (a plan is split to stay under it)."""
+CPU_ROWS, CPU_TOKENS = 32, 32768
+"""Rows per forward pass and padded tokens (prefix and suffix) per pass on a CPU."""
+_FALLBACK_ERRORS = (SharingUnsupported, AttributeError, NotImplementedError, TypeError, ValueError, IndexError)
+"""What a model whose cache cannot be spliced raises: the request is computed whole instead."""
+
+
+class SharedPaths:
+    """Log-likelihood and greedy generation with shared prefixes, for one :class:`~.hf.HFModel`."""
+
+    def __init__(self, owner: HFModel, runner: PrefixRunner) -> None:
+        self.owner = owner
+        self.runner = runner
+        self.rows: int | None = None  # rows per pass once an out-of-memory error has halved them
+        self._kv_per_token: int | None = None
+
+    # -- planning ---------------------------------------------------------------------------------------
+
+    def _limits(self) -> tuple[int, int]:
+        """(rows, padded tokens) per forward pass: the CPU defaults, or on a GPU the backend's token budget."""
+        budget = self.owner.token_budget
+        if budget is None:
+            return self.rows or CPU_ROWS, CPU_TOKENS
+        return self.rows or 1024, budget
+
+    def _kept_tokens(self) -> int:
+        """How many prefix tokens' keys and values may be kept at once."""
+        if self._kv_per_token is None:
+            self._kv_per_token = max(1, kv_bytes_per_token(self.owner.model))
+        budget = self.owner.token_budget
+        return budget if budget is not None else CPU_KEPT_BYTES // self._kv_per_token
+
+    def _plans(self, sequences: Sequence[Sequence[int]], limits: Sequence[int]) -> list[tuple[list[int], PrefixPlan]] | None:
+        """The chunks and their plans, or None when sharing would save too little to be worth it (``auto``)."""
+        chunks = split_plan(sequences, limits, self._kept_tokens())
+        total = sum(len(sequence) for sequence in sequences)
+        computed = sum(
+            plan.shared_tokens + sum(len(sequences[i]) - plan.cut[k] for k, i in enumerate(chunk)) for chunk, plan in chunks
+        )
+        saved = total - computed
+        if saved <= 0 or (self.owner.prefix_sharing == "auto" and saved < WORTH_SHARING * total):
+            return None
+        details = self.owner.info.details
+        details["prefix_shared_tokens"] = int(details.get("prefix_shared_tokens", 0)) + saved
+        return chunks
+
+    def _batches(self, order: Sequence[int], rows: Sequence[Row], plan: PrefixPlan) -> Iterator[list[int]]:
+        """Consecutive runs of ``order`` within the row and padded-token limits (at least one row each)."""
+        row_limit, token_limit = self._limits()
+        batch: list[int] = []
+        width = longest = 0
+        for k in order:
+            prefix = plan.nodes[rows[k].node].depth if rows[k].node is not None else 0
+            wider, longer = max(width, prefix), max(longest, len(rows[k].suffix))
+            if batch and (len(batch) >= row_limit or (len(batch) + 1) * (wider + longer) > token_limit):
+                yield batch
+                batch, wider, longer = [], prefix, len(rows[k].suffix)
+            batch.append(k)
+            width, longest = wider, longer
+        if batch:
+            yield batch
+
+    def _shrink(self, size: int, error: BaseException) -> None:
+        self.rows = self.owner._halved(size, error, "row", "a shorter prompt")
+
+    def _fall_back(self, reason: str) -> None:
+        self.owner._sharing_unavailable(reason)
+
+    # -- log-likelihood ---------------------------------------------------------------------------------
+
+    def loglikelihood(
+        self, requests: Sequence[LoglikelihoodRequest], pairs: list[tuple[list[int], list[int], int]]
+    ) -> Iterator[list[tuple[int, LoglikelihoodResult]]] | None:
+        """Results batch by batch with shared prefixes, or None when this call is better computed whole."""
+        fed = [tuple(context) + tuple(continuation[:-1]) for context, continuation, _ in pairs]
+        limits = [len(context) - 1 for context, _, _ in pairs]  # the last context token predicts the first scored one
+        chunks = self._plans(fed, limits)
+        if chunks is None:
+            return None
+        return self._loglikelihood(requests, pairs, fed, chunks)
+
+    def _loglikelihood(
+        self,
+        requests: Sequence[LoglikelihoodRequest],
+        pairs: list[tuple[list[int], list[int], int]],
+        fed: list[tuple[int, ...]],
+        chunks: list[tuple[list[int], PrefixPlan]],
+    ) -> Iterator[list[tuple[int, LoglikelihoodResult]]]:
+        done: set[int] = set()
+        try:
+            for chunk, plan in chunks:
+                started = time.perf_counter()
+                kept = self.runner.compute_nodes(plan, self._limits()[0])
+                node_share = (time.perf_counter() - started) / len(chunk)
+                rows = []
+                for k, i in enumerate(chunk):
+                    context, continuation, _ = pairs[i]
+                    first = len(context) - 1 - plan.cut[k]
+                    rows.append(
+                        Row(plan.node_of[k], fed[i][plan.cut[k] :], tuple((first + j, t) for j, t in enumerate(continuation)))
+                    )
+                order = sorted(range(len(chunk)), key=lambda k: (_node_key(rows[k]), -len(rows[k].suffix), chunk[k]))
+                for batch in self._batches_retrying(
+                    order,
+                    rows,
+                    plan,
+                    lambda b, plan=plan, kept=kept, rows=rows: self.runner.score(plan, kept, [rows[k] for k in b]),
+                ):
+                    members, scores, seconds = batch
+                    indices = [chunk[k] for k in members]
+                    checked = self._checked_loglikelihood(requests, pairs, indices, scores)
+                    if checked is not None:
+                        yield self.owner._loglikelihood_results(requests, pairs, indices, checked, seconds / len(indices))
+                        done.update(indices)
+                        break  # the rest is computed whole, below
+                    yield self.owner._loglikelihood_results(requests, pairs, indices, scores, seconds / len(indices) + node_share)
+                    done.update(indices)
+                if self.owner.prefix_sharing == "off":
+                    break
+        except _FALLBACK_ERRORS as error:
+            self._fall_back(f"its cache cannot be shared ({type(error).__name__}: {_first_line(error)})")
+        rest = [i for i in range(len(requests)) if i not in done]
+        if rest:
+            yield from self.owner._plain_loglikelihood(requests, pairs, rest)
+
+    def _checked_loglikelihood(
+        self,
+        requests: Sequence[LoglikelihoodRequest],
+        pairs: list[tuple[list[int], list[int], int]],
+        indices: list[int],
+        shared: scoring.Scores,
+    ) -> scoring.Scores | None:
+        """Under ``auto``, the first shared batch against the same requests computed whole: None when they agree,
+        else the whole computation's scores (and sharing is off from now on)."""
+        if self.owner.prefix_sharing != "auto" or "loglikelihood" in self.owner._sharing_checked:
+            return None
+        contexts = list(dict.fromkeys(tuple(pairs[i][0]) for i in indices))
+        row_of = {context: row for row, context in enumerate(contexts)}
+        batch = scoring.ScoreBatch(contexts, [scoring.Member(row_of[tuple(pairs[i][0])], pairs[i][1]) for i in indices])
+        whole = self.owner._scorer.score("full", batch)
+        tolerance = 1e-3 if self.owner._scorer.dtype.itemsize >= 4 else 0.1
+        if any(abs(a - b) > tolerance * max(1.0, abs(b)) for a, b in zip(shared.logprobs, whole.logprobs)):
+            self._fall_back("its log-probabilities over a shared prefix differ from the unshared ones")
+            return whole
+        self.owner._sharing_checked.add("loglikelihood")
+        return None
+
+    # -- generation -------------------------------------------------------------------------------------
+
+    def generation(
+        self, indices: Sequence[int], prompts: dict[int, list[int]], budget: int, stop: tuple[str, ...]
+    ) -> Iterator[list[tuple[int, GenerationResult]]] | None:
+        """Greedy results batch by batch with shared prefixes, or None when this group is better computed whole."""
+        sequences = [tuple(prompts[i]) for i in indices]
+        chunks = self._plans(sequences, [len(sequence) - 1 for sequence in sequences])
+        if chunks is None:
+            return None
+        return self._generation(list(indices), sequences, chunks, prompts, budget, stop)
+
+    def _generation(
+        self,
+        indices: list[int],
+        sequences: list[tuple[int, ...]],
+        chunks: list[tuple[list[int], PrefixPlan]],
+        prompts: dict[int, list[int]],
+        budget: int,
+        stop: tuple[str, ...],
+    ) -> Iterator[list[tuple[int, GenerationResult]]]:
+        owner = self.owner
+        wanted = [s for s in stop if s]
+        decode = owner.tokenizer.decode
+
+        def stopped(tokens: list[int]) -> bool:
+            if not wanted:
+                return False
+            text = decode(tokens, skip_special_tokens=True)
+            return any(s in text for s in wanted)
+
+        done: set[int] = set()
+        try:
+            for chunk, plan in chunks:
+                started = time.perf_counter()
+                kept = self.runner.compute_nodes(plan, self._limits()[0])
+                node_share = (time.perf_counter() - started) / len(chunk)
+                rows = [Row(plan.node_of[k], sequences[i][plan.cut[k] :]) for k, i in enumerate(chunk)]
+                order = sorted(range(len(chunk)), key=lambda k: (_node_key(rows[k]), -len(rows[k].suffix), chunk[k]))
+
+                def run(batch: list[int], plan: PrefixPlan = plan, kept: Any = kept, rows: list[Row] = rows) -> Any:
+                    return self.runner.generate(plan, kept, [rows[k] for k in batch], budget, owner.eos_id, stopped)
+
+                for members, produced, seconds in self._batches_retrying(order, rows, plan, run):
+                    numbers = [indices[chunk[k]] for k in members]
+                    lengths = [len(prompts[n]) for n in numbers]
+                    results = owner.generation_results(
+                        lengths, [t for t, _ in produced], [p for _, p in produced], stop, seconds / len(numbers) + node_share
+                    )
+                    checked = self._checked_generation(numbers, prompts, budget, stop, results)
+                    done.update(numbers)
+                    yield list(zip(numbers, checked or results))
+                    if checked is not None:
+                        break
+                if owner.prefix_sharing == "off":
+                    break
+        except _FALLBACK_ERRORS as error:
+            self._fall_back(f"its cache cannot be shared ({type(error).__name__}: {_first_line(error)})")
+        rest = [i for i in indices if i not in done]
+        if rest:
+            yield from owner._plain_generation(rest, prompts, prompts, budget, stop, 0.0, 0)
+
+    def _checked_generation(
+        self,
+        numbers: list[int],
+        prompts: dict[int, list[int]],
+        budget: int,
+        stop: tuple[str, ...],
+        shared: list[GenerationResult],
+    ) -> list[GenerationResult] | None:
+        """Under ``auto``, the first shared batch against ``generate`` on the same prompts (see the log-likelihood check)."""
+        owner = self.owner
+        if owner.prefix_sharing != "auto" or "generation" in owner._sharing_checked:
+            return None
+        whole = owner._generate_batch([prompts[n] for n in numbers], budget, stop, 0.0, 0)
+        tolerance = 1e-3 if owner._scorer.dtype.itemsize >= 4 else 0.1
+        for mine, theirs in zip(shared, whole):
+            close = len(mine.token_logprobs) == len(theirs.token_logprobs) and all(
+                abs(a - b) <= tolerance * max(1.0, abs(b)) for a, b in zip(mine.token_logprobs, theirs.token_logprobs)
+            )
+            if mine.text != theirs.text or not close:
+                self._fall_back("its greedy answers over a shared prefix differ from generate()'s")
+                return whole
+        owner._sharing_checked.add("generation")
+        return None
+
+    # -- batches, with out-of-memory retries ---------------------------------------------------------------
+
+    def _batches_retrying(
+        self, order: Sequence[int], rows: Sequence[Row], plan: PrefixPlan, run: Callable[[list[int]], Any]
+    ) -> Iterator[tuple[list[int], Any, float]]:
+        """(members, output, seconds) per batch; a batch that runs out of device memory is retried at half the rows."""
+        remaining = list(order)
+        while remaining:
+            batch = next(self._batches(remaining, rows, plan))
+            started = time.perf_counter()
+            try:
+                output = run(batch)
+            except Exception as error:
+                if not self.owner._out_of_memory(error):
+                    raise
+                self._shrink(len(batch), error)
+                continue
+            remaining = remaining[len(batch) :]
+            yield batch, output, time.perf_counter() - started
+
+
+def _node_key(row: Row) -> int:
+    return -1 if row.node is None else row.node
+
+
+def _first_line(error: BaseException) -> str:
+    text = str(error).strip()
+    return text.splitlines()[0] if text else type(error).__name__
