@@ -13,8 +13,8 @@ import pytest
 from xdist.scheduler import LoadScopeScheduling
 
 from ._roles import REPORTER
-from .execution import assign_shards
 from .progress import ItemProgress, terminal_emitter
+from .shards import assign_shards
 from .worker import LEDGER_KEY
 
 

@@ -4,7 +4,8 @@ When the first item of a shard needs its answer, the executor plans the requests
 shard this worker has collected, and sends them to the (cached) model in one call per request kind;
 the model sorts by length and batches, the cache answers what it already knows. Then the shard's
 model-scored metrics (toxicity today) score its answers in one call each. Shards are contiguous runs of
-a test function's items, decided from the collection alone, so their batches are the same at -n 0 and -n 8.
+a test function's items that keep an instance's variants together (see :mod:`.shards`), decided from the
+collection alone, so their batches are the same at -n 0 and -n 8.
 A model error is scoped to the requests that caused it. A request the model reports as failed by itself (a
 served model's, after its own retries) is the error of the items that asked it, and is not sent again. When a
 call fails as a whole (a local model's batch), the items still unanswered are asked again in halves, down to
@@ -25,31 +26,7 @@ from .metrics import Column, ScoredMetric, Scorer, ScorerError, ScorerUnavailabl
 from .models.base import Cancelled, Failed, GenerationResult, LoglikelihoodResult, Model
 from .runspec import RunSpec
 from .scenarios.instance import Instance
-
-
-def shard_base(nodeid: str) -> str | None:
-    """The test function a parametrized node id belongs to (``a.py::test_x[id]`` -> ``a.py::test_x``)."""
-    last = nodeid.rfind("::")
-    bracket = nodeid.find("[", last + 2 if last >= 0 else 0)
-    return nodeid[:bracket] if bracket > 0 and nodeid.endswith("]") else None
-
-
-def assign_shards(nodeids: Sequence[str], shard_size: int) -> dict[str, str]:
-    """Shard name of every parametrized node id: the n-th item of a function goes to shard n // size.
-
-    Computed from the ordered collection alone, so the xdist controller (which has only node ids) and
-    every worker agree on the shards without talking to each other.
-    """
-    position: dict[str, int] = {}
-    shards = {}
-    for nodeid in nodeids:
-        base = shard_base(nodeid)
-        if base is None:
-            continue
-        ordinal = position.get(base, 0)
-        position[base] = ordinal + 1
-        shards[nodeid] = f"{base}#shard{ordinal // shard_size}"
-    return shards
+from .shards import assign_shards
 
 
 @dataclass(frozen=True)

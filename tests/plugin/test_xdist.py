@@ -95,3 +95,62 @@ def test_reporter_lives_only_on_the_controller_and_is_unregistered_at_the_end(py
     # the worker that ran the shard had the response cache open at the end of the session; our unconfigure closed it
     assert max(int((pytester.path / f"open-{worker}.txt").read_text()) for worker in ("gw0", "gw1")) >= 1
     assert [(pytester.path / f"closed-{worker}.txt").read_text() for worker in ("gw0", "gw1")] == ["0", "0"]
+
+
+VARIANTS = """
+import pytest
+from pytest_holistic import Instance, scenario
+
+@scenario
+def colours():
+    for k in range(12):
+        text = ("Is Item {k} red?", "is item {k} red?", "q{k}")[k % 3]
+        yield Instance(id=f"c{k:02d}", input=text.format(k=k), references=("Yes",))
+
+@pytest.mark.holistic(colours, adapter="generation", max_train_instances=0, max_tokens=2, metrics=("exact_match",),
+                      perturbations=("lowercase", "extra_space"))
+def test_colours(instance, completion):
+    pass
+"""
+
+# Collected as c00, c00~lowercase, c00~extra_space, c01, c01~extra_space, c02, c03...: instances of 3, 2 and 1
+# items in turn, 24 in all. At shard size 4 the plain rule would cut at 4, 8, 16 and 20, inside c01, c03, c07 and c09.
+# Six shards, boundaries nearest 4, 8, 12, 16 and 20 among the instance boundaries 3, 5, 6, 9, 11, 12, 15, 17...:
+# 3 (a tie with 5), 9, 12, 15 (a tie with 17) and 21.
+VARIANT_SHARDS = [3, 6, 3, 3, 6, 3]
+
+
+def test_variants_of_an_instance_share_a_shard_and_a_worker(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_colours=VARIANTS)
+    (pytester.path / "rules.json").write_text(json.dumps({"generate": {"red": " Yes", "Item 3": " No"}, "default": " No"}))
+    common = ("--model", "scripted:rules.json", "-p", "no:cacheprovider", "--holistic-shard-size", "4")
+    listed = pytester.runpytest_subprocess(*common, "--co", "-q")
+    collected = [line for line in listed.stdout.lines if line.startswith("test_colours.py::")]
+    assert len(collected) == sum(VARIANT_SHARDS) == 24
+    serial = pytester.runpytest_subprocess(*common, "--holistic-report-dir", "serial", timeout=300)
+    serial.assert_outcomes(passed=24)
+    parallel = pytester.runpytest_subprocess(*common, "-n", "2", "--holistic-report-dir", "parallel", timeout=300)
+    parallel.assert_outcomes(passed=24)
+    one = json.loads(next((pytester.path / "serial").glob("*/latest/report.json")).read_text())
+    two = json.loads(next((pytester.path / "parallel").glob("*/latest/report.json")).read_text())
+
+    def answers(report: dict) -> dict[str, tuple]:
+        return {r["nodeid"]: (r["completion"]["text"], r["scores"]) for run in report["runs"] for r in run["instances"]}
+
+    assert answers(one) == answers(two)
+    assert sorted(answers(one)) == sorted(collected)
+    assert {text for text, _ in answers(one).values()} == {"Yes", "No"}
+    worker = {r["nodeid"]: r["execution"]["worker"] for run in two["runs"] for r in run["instances"]}
+    by_instance: dict[str, set[str]] = {}
+    for nodeid in collected:
+        by_instance.setdefault(nodeid[nodeid.index("[") + 1 : -1].partition("~")[0], set()).add(worker[nodeid])
+    assert len(by_instance) == 12 and all(len(workers) == 1 for workers in by_instance.values()), by_instance
+    shards, start = [], 0
+    for size in VARIANT_SHARDS:
+        shards.append({worker[nodeid] for nodeid in collected[start : start + size]})
+        start += size
+    assert all(len(workers) == 1 for workers in shards), shards
+    assert set.union(*shards) == {"gw0", "gw1"}
+    # Each of the 24 distinct prompts is computed once, by the one worker that ran its shard.
+    computed = [w["generation_requests"] for w in two["workers"].values()]
+    assert sum(computed) == one["workers"]["main"]["generation_requests"] == 24

@@ -4,10 +4,7 @@ from __future__ import annotations
 
 import os
 
-import pytest
-
 from pytest_holistic._devices import SHARERS
-from pytest_holistic.execution import assign_shards, shard_base
 from pytest_holistic.worker import worker_environment
 
 
@@ -46,23 +43,3 @@ def test_empty_outer_list_hides_all_gpus() -> None:
     assert "CUDA_VISIBLE_DEVICES" not in worker_environment(
         "gw0", 2, {"CUDA_VISIBLE_DEVICES": "", "OMP_NUM_THREADS": "1"}, gpus=["0"]
     )
-
-
-@pytest.mark.parametrize(
-    ("nodeid", "base"),
-    [
-        ("suites/core/test_boolq.py::test_boolq[boolq-001]", "suites/core/test_boolq.py::test_boolq"),
-        ("t.py::TestX::test_y[a[b]]", "t.py::TestX::test_y"),
-        ("t.py::test_plain", None),
-    ],
-)
-def test_shard_base(nodeid: str, base: str | None) -> None:
-    assert shard_base(nodeid) == base
-
-
-def test_shards_are_contiguous_runs_of_one_function() -> None:
-    ids = [f"a.py::t[{i}]" for i in range(5)] + ["a.py::plain"] + [f"b.py::u[{i}]" for i in range(3)]
-    shards = assign_shards(ids, 2)
-    assert [shards[f"a.py::t[{i}]"] for i in range(5)] == ["a.py::t#shard0"] * 2 + ["a.py::t#shard1"] * 2 + ["a.py::t#shard2"]
-    assert "a.py::plain" not in shards
-    assert {shards[f"b.py::u[{i}]"] for i in range(3)} == {"b.py::u#shard0", "b.py::u#shard1"}
