@@ -11,9 +11,17 @@ Multiple choice, three ways of scoring every choice of a context (all give the s
     the context's end), so the context is encoded once without copying a cache.
 ``check`` runs all three on DATA in float32 and writes their largest differences.
 Generation (``gen``): greedy, left-padded batches sorted by prompt length, ``model.generate``.
+Rendered requests (``requests``): rows ``{"prompt", "max_tokens", "stop"}`` (a report's prompts), fed as the
+plugin feeds them (no special tokens, cut from the left to leave room for the answer), grouped by
+``(max_tokens, stop)`` and generated greedily like ``gen``, each prompt computed whole (no prefix shared);
+the text is cut at the end-of-text token and at the first stop sequence.
+The unique-token limit (``limit``): the same rows' tokens put through a token prefix tree (its nodes are the
+tokens a perfect prefix cache computes), and this machine's rate for them: dense forward passes without
+padding over full batches of ``BATCH`` prompts of similar length, each cropped to the shortest.
 
-usage: python bare_loop.py mc|mc-full|mc-packed|gen|check MODEL_DIR DATA.jsonl BATCH OUT.json
+usage: python bare_loop.py mc|mc-full|mc-packed|gen|requests|limit|check MODEL_DIR DATA.jsonl BATCH OUT.json
                            [--device cpu|cuda] [--dtype float32|bfloat16] [--max-new-tokens 20]
+                           [--rate-batches 6]
 OUT.json holds compute_s (model work, synchronised), load_s, startup_s, tokens and the result.
 """
 
@@ -258,6 +266,128 @@ def generate(model: Any, tokenizer: Any, rows: list[dict], batch_size: int, max_
     return texts, generated
 
 
+def window(model: Any) -> int:
+    """The model's context length, read as the plugin reads it (2048 when the config names none)."""
+    limits = [getattr(model.config, key, None) for key in ("max_position_embeddings", "n_positions", "n_ctx")]
+    return min([int(v) for v in limits if isinstance(v, int) and v > 0] or [2048])
+
+
+def fed_tokens(model: Any, tokenizer: Any, row: dict) -> list[int]:
+    """A rendered prompt's tokens as the plugin feeds them: no special tokens, cut from the left for the answer."""
+    budget = min(int(row["max_tokens"]), window(model) - 1)
+    tokens = encode(tokenizer, row["prompt"]) or [tokenizer.bos_token_id if tokenizer.bos_token_id is not None else pad_id(tokenizer)]
+    return tokens[-(window(model) - budget) :]
+
+
+def cut_at_stop(text: str, stop: list[str]) -> str:
+    cuts = [text.index(s) for s in stop if s and s in text]
+    return text[: min(cuts)] if cuts else text
+
+
+def generate_requests(model: Any, tokenizer: Any, rows: list[dict], batch_size: int) -> tuple[list[str], int]:
+    """Greedy texts of rendered requests, batched per (max_tokens, stop) group by prompt length, nothing shared."""
+    device = model.device
+    pad = pad_id(tokenizer)
+    groups: dict[tuple[int, tuple[str, ...]], list[int]] = {}
+    for i, row in enumerate(rows):
+        groups.setdefault((int(row["max_tokens"]), tuple(row["stop"])), []).append(i)
+    prompts = [fed_tokens(model, tokenizer, row) for row in rows]
+    texts = [""] * len(rows)
+    generated = 0
+    with torch.inference_mode():
+        for (max_tokens, stop), indices in groups.items():
+            order = sorted(indices, key=lambda i: (-len(prompts[i]), i))
+            for start in range(0, len(order), batch_size):
+                batch = order[start : start + batch_size]
+                width = max(len(prompts[i]) for i in batch)
+                ids = torch.full((len(batch), width), pad)
+                mask = torch.zeros((len(batch), width), dtype=torch.long)
+                for r, i in enumerate(batch):
+                    ids[r, width - len(prompts[i]) :] = torch.tensor(prompts[i])
+                    mask[r, width - len(prompts[i]) :] = 1
+                out = model.generate(
+                    input_ids=ids.to(device),
+                    attention_mask=mask.to(device),
+                    max_new_tokens=min(max_tokens, window(model) - 1),
+                    do_sample=False,
+                    pad_token_id=pad,
+                    eos_token_id=tokenizer.eos_token_id,
+                    stop_strings=[s for s in stop if s] or None,
+                    tokenizer=tokenizer,
+                )
+                for r, i in enumerate(batch):
+                    new = out[r, width:].tolist()
+                    if tokenizer.eos_token_id in new:
+                        new = new[: new.index(tokenizer.eos_token_id)]
+                    generated += len(new)
+                    texts[i] = cut_at_stop(tokenizer.decode(new, skip_special_tokens=True), list(stop))
+    return texts, generated
+
+
+def prefix_tree_size(prompts: list[list[int]]) -> int:
+    """Nodes of a token prefix tree over ``prompts``: the tokens left to compute when every shared prefix is computed once."""
+    root: dict[int, dict] = {}
+    nodes = 0
+    for tokens in prompts:
+        node = root
+        for token in tokens:
+            child = node.get(token)
+            if child is None:
+                child = node[token] = {}
+                nodes += 1
+            node = child
+    return nodes
+
+
+def spread(items: list[Any], count: int) -> list[Any]:
+    """``count`` items evenly spaced over ``items`` (all of them when there are no more)."""
+    if len(items) <= count:
+        return list(items)
+    return [items[round(k * (len(items) - 1) / (count - 1))] for k in range(count)] if count > 1 else [items[len(items) // 2]]
+
+
+def token_rate(model: Any, prompts: list[list[int]], batch_size: int, batches: int) -> dict[str, Any]:
+    """Tokens per second of dense forward passes without padding: full batches of similar length, cropped to the shortest.
+
+    The batches are spread over the prompts' length range, so the rate holds for the workload's lengths; one warm-up
+    pass comes first. Only the last position's logits are computed, as in a prefill.
+    """
+    device = model.device
+    batch_size = max(1, min(batch_size, len(prompts)))
+    order = sorted(range(len(prompts)), key=lambda i: len(prompts[i]))
+    full = [order[start : start + batch_size] for start in range(0, len(order) - batch_size + 1, batch_size)]
+    picked = spread(full, batches)
+
+    def run(batch: list[int]) -> int:
+        width = min(len(prompts[i]) for i in batch)
+        ids = torch.tensor([prompts[i][:width] for i in batch], device=device)
+        model(input_ids=ids, use_cache=False, logits_to_keep=1)
+        return ids.numel()
+
+    with torch.inference_mode():
+        run(picked[0])
+        synchronize(device)
+        started = time.perf_counter()
+        tokens = sum(run(batch) for batch in picked)
+        synchronize(device)
+        seconds = time.perf_counter() - started
+    return {"tokens_per_s": tokens / seconds, "tokens": tokens, "seconds": seconds, "batches": len(picked), "batch_size": batch_size}
+
+
+def limit(model: Any, tokenizer: Any, rows: list[dict], batch_size: int, batches: int) -> dict[str, Any]:
+    """Total and unique (prefix-tree) prompt tokens of ``rows``, the measured rate, and the seconds the unique ones take."""
+    prompts = [fed_tokens(model, tokenizer, row) for row in rows]
+    rate = token_rate(model, prompts, batch_size, batches)
+    unique = prefix_tree_size(prompts)
+    return {
+        "prompts": len(prompts),
+        "total_tokens": sum(len(p) for p in prompts),
+        "unique_tokens": unique,
+        "rate": rate,
+        "unique_seconds": unique / rate["tokens_per_s"],
+    }
+
+
 def load(model_dir: str, device: str, dtype: str) -> tuple[Any, Any]:
     tokenizer = AutoTokenizer.from_pretrained(model_dir)
     model = AutoModelForCausalLM.from_pretrained(model_dir, dtype=getattr(torch, dtype)).to(device).eval()
@@ -279,7 +409,7 @@ def check(model: Any, tokenizer: Any, items: list[Item], k: int) -> dict[str, An
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("mode", choices=[*SCORERS, "gen", "check"])
+    parser.add_argument("mode", choices=[*SCORERS, "gen", "requests", "limit", "check"])
     parser.add_argument("model_dir")
     parser.add_argument("data")
     parser.add_argument("batch", type=int)
@@ -287,6 +417,7 @@ def main() -> None:
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--dtype", default="float32")
     parser.add_argument("--max-new-tokens", type=int, default=20)
+    parser.add_argument("--rate-batches", type=int, default=6, help="limit: how many full batches the rate is measured on")
     args = parser.parse_args()
     with open(args.data, encoding="utf-8") as handle:
         rows = [json.loads(line) for line in handle]
@@ -295,6 +426,10 @@ def main() -> None:
     loaded = time.perf_counter()
     if args.mode == "gen":
         result, generated = generate(model, tokenizer, rows, args.batch, args.max_new_tokens)
+    elif args.mode == "requests":
+        result, generated = generate_requests(model, tokenizer, rows, args.batch)
+    elif args.mode == "limit":
+        result = limit(model, tokenizer, rows, args.batch, args.rate_batches)
     else:
         items = mc_items(tokenizer, rows)
         result = (
@@ -306,6 +441,10 @@ def main() -> None:
     done = time.perf_counter()
     if args.mode == "gen":
         tokens = {"prompt": sum(len(encode(tokenizer, row["query"])) for row in rows), "generated": generated}
+    elif args.mode in ("requests", "limit"):
+        tokens = {"prompt": sum(len(fed_tokens(model, tokenizer, row)) for row in rows)}
+        if args.mode == "requests":
+            tokens["generated"] = generated
     else:
         tokens = {"context": sum(len(c) for c, _ in items), "continuation": sum(len(x) for _, cs in items for x in cs)}
     summary = {
