@@ -3,13 +3,20 @@
 Runs side by side, on the same model, requests and batch size, each as a whole process:
   * multiple choice (N four-choice instances scored by log-likelihood): the bare shared-context loop,
     ``pytest`` with the plugin on a cold cache, the same run warm, and lm-eval (``--lm-eval-python``);
-  * greedy generation of 20 tokens for M prompts: the bare batched loop and ``pytest``.
+  * greedy generation of 20 tokens for M prompts: the bare batched loop and ``pytest``;
+  * ``--parts fewshot``: the core suite's BoolQ and IMDB (offline editions, few-shot prompts) as a user runs them,
+    with prefix sharing on and off, against the bare loop without sharing, lm-eval and the unique-token limit
+    (benchmarks/fewshot_workload.py says how each is measured).
 Prints the ratios the project's speed targets are stated in, and checks that both sides computed the
-same numbers (same argmax, log-probabilities within 1e-3).
+same numbers (same argmax, log-probabilities within 1e-3; for the few-shot part, the same text on every item).
 
 usage: python benchmarks/bench_speed.py [--model smollm2-135m|FOLDER] [--instances 500] [--prompts 64]
                                         [--batch-size 8] [--lm-eval-python .venv-lmeval/bin/python]
+                                        [--parts mc,gen,lm-eval,fewshot] [--fewshot-modes on,off]
+                                        [--fewshot-instances N] [--rate-batches 6]
 The instances are generated here from Python's own standard-library docstrings (prose, not a benchmark).
+The few-shot part takes about 30 minutes on 2 CPU cores with lm-eval (``--fewshot-instances 10`` for a quick
+check); a checkout whose plugin lacks --holistic-prefix-sharing can still check it with --fewshot-modes off,off.
 """
 
 from __future__ import annotations
@@ -25,6 +32,8 @@ import sys
 import sysconfig
 import time
 from pathlib import Path
+
+import fewshot_workload
 
 HERE = Path(__file__).resolve().parent
 WORK = HERE / ".work"
@@ -142,13 +151,25 @@ def main() -> None:
     parser.add_argument("--batch-size", type=int, default=8)
     parser.add_argument("--lm-eval-python", default=None, help="python of a separate environment with lm-eval installed")
     parser.add_argument("--lm-eval-batch-size", type=int, default=16)
-    parser.add_argument("--parts", default="mc,gen,lm-eval", help="comma-separated subset of mc, gen, lm-eval (lm-eval reuses the last mc timing)")
+    parser.add_argument("--parts", default="mc,gen,lm-eval", help="comma-separated subset of mc, gen, lm-eval, fewshot (lm-eval reuses the last mc timing)")
+    parser.add_argument("--fewshot-modes", default="on,off", help="fewshot: the prefix-sharing mode measured and the one it is measured against")
+    parser.add_argument("--fewshot-instances", type=int, default=None, help="fewshot: --holistic-max-instances for both runs (default: all)")
+    parser.add_argument("--rate-batches", type=int, default=6, help="fewshot: dense batches the unique-token rate is measured on")
     args = parser.parse_args()
     if args.lm_eval_python:
         args.lm_eval_python = os.path.abspath(args.lm_eval_python)  # the runs below use another working directory
 
     WORK.mkdir(exist_ok=True)
     folder = model_folder(args.model)
+    parts = set(args.parts.split(","))
+    results_file = WORK / "results.json"
+    results = json.loads(results_file.read_text()) if results_file.is_file() else {}
+    if "fewshot" in parts:
+        results["fewshot"] = fewshot_workload.run(args, folder, WORK / "fewshot")
+        results_file.write_text(json.dumps(results, indent=1))
+        if not parts & {"mc", "gen", "lm-eval"}:
+            print_results(results, args, parts)
+            return
     started = time.perf_counter()
     rows = make_instances(args.instances)
     print(f"instances generated in {time.perf_counter() - started:.1f} s")
@@ -159,9 +180,6 @@ def main() -> None:
     python = sys.executable
     print(f"model {folder}; {args.instances} four-choice instances, {args.prompts} generation prompts, batch size {args.batch_size}")
 
-    parts = set(args.parts.split(","))
-    results_file = WORK / "results.json"
-    results = json.loads(results_file.read_text()) if results_file.is_file() else {}
     cache = WORK / "cache"
     pytest_cmd = [python, "-m", "pytest", "test_bench.py", "-q", "-p", "no:cacheprovider", "--model", folder,
                   "--holistic-batch-size", str(args.batch_size), "--holistic-report-dir", str(WORK / "reports"),
@@ -200,11 +218,16 @@ def main() -> None:
                          "--device", "cpu", "--output_path", str(WORK / "lm_eval_out")])
         results["lm_eval"] = {"seconds": lm_s, "batch_size": args.lm_eval_batch_size}
         results_file.write_text(json.dumps(results, indent=1))
-    print_results(results, args)
+    print_results(results, args, parts)
 
 
-def print_results(results: dict, args: argparse.Namespace) -> None:
+def print_results(results: dict, args: argparse.Namespace, parts: set[str]) -> None:
     mc, gen, lm = results.get("mc"), results.get("gen"), results.get("lm_eval")
+    if "fewshot" in parts and results.get("fewshot"):
+        for line in fewshot_workload.report_lines(results["fewshot"]):
+            print(line)
+    if not parts & {"mc", "gen", "lm-eval"}:
+        return
     if mc:
         print("\nmultiple choice (whole processes: start-up and model load included)")
         print(f"  bare shared-context loop   {mc['bare_s']:8.1f} s  (model compute {mc['bare_compute_s']:.1f} s, {args.instances / mc['bare_compute_s']:.2f} inst/s)")
