@@ -61,10 +61,9 @@ def main() -> None:
 
     print(f"\npytest {args.suite} (whole processes, cold caches)")
     for side in sides:
-        recorded = side.prefix_sharing if side.prefix_sharing is not None else "not recorded"
         print(f"  sharing {side.mode:<4} wall {side.wall_s:8.1f} s   model {side.model_s:8.1f} s"
               f"{f' (busiest worker {side.model_max_s:.1f} s)' if side.workers > 1 else ''}   load {side.load_s:5.1f} s   "
-              f"{side.requests} requests computed   report says prefix_sharing: {recorded}")  # fmt: skip
+              f"{side.requests} requests computed   report: {side.sharing_note()}")  # fmt: skip
     print(f"  model time {first.mode}/{second.mode}: {ratio(first.model_s, second.model_s)} (target <= 0.5x)   "
           f"wall {first.mode}/{second.mode}: {ratio(first.wall_s, second.wall_s)}")  # fmt: skip
     print(f"\nagreement ({first.label} against {second.label}, tolerance {args.tolerance:g})")

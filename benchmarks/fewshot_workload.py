@@ -201,7 +201,7 @@ def row(label: str, wall: float | None, model: float | None, note: str) -> str:
 
 def report_lines(result: dict[str, Any]) -> list[str]:
     """The side-by-side table, the ratios and the agreement, as printed."""
-    first, second = (Side(**side) for side in result["sides"])
+    first, second = (Side(**{"shared_tokens": None, "fallback": None, **side}) for side in result["sides"])
     bare, limit, lm = result["bare"], result["limit"], result["lm_eval"]
     lines = [
         (
@@ -210,8 +210,7 @@ def report_lines(result: dict[str, Any]) -> list[str]:
         ),
     ]
     for side in (first, second):
-        recorded = side.prefix_sharing if side.prefix_sharing is not None else "not recorded"
-        note = f"report says prefix_sharing: {recorded}; {side.passed_line}"
+        note = f"report: {side.sharing_note()}; {side.passed_line}"
         lines.append(row(f"pytest, sharing {side.mode}", side.wall_s, side.model_s, note))
     lines.append(row("bare loop, no sharing", bare["seconds"], bare["compute_s"], f"batch {bare['batch_size']}"))
     if lm is not None:

@@ -77,11 +77,21 @@ class Side:
     workers: int
     requests: int
     prefix_sharing: Any  # the mode the report's model details say was in effect (None when not recorded)
+    shared_tokens: Any  # the prompt tokens sharing saved, as the model details record them
+    fallback: Any  # why sharing fell back to whole requests, when it did
     report: str
     passed_line: str
 
     def to_data(self) -> dict[str, Any]:
         return asdict(self)
+
+    def sharing_note(self) -> str:
+        """What the report's model details say about sharing, in a few words."""
+        if self.prefix_sharing is None:
+            return "prefix_sharing not recorded"
+        saved = f", {self.shared_tokens} tokens saved" if self.shared_tokens is not None else ""
+        fallback = f", {self.fallback}" if self.fallback else ""
+        return f"prefix_sharing {self.prefix_sharing}{saved}{fallback}"
 
 
 def summary_line(stdout: str) -> str:
@@ -131,6 +141,8 @@ def run_side(
         workers=len(workers),
         requests=sum(int(w["generation_requests"]) + int(w["loglikelihood_requests"]) for w in workers),
         prefix_sharing=details.get("prefix_sharing"),
+        shared_tokens=details.get("prefix_shared_tokens"),
+        fallback=details.get("prefix_sharing_fallback"),
         report=str(found[-1]),
         passed_line=summary_line(completed.stdout),
     )
