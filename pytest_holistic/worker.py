@@ -195,6 +195,7 @@ class WorkerSide:
         self.name = str(config.workerinput["workerid"]) if is_worker(config) else "main"  # type: ignore[attr-defined]
         self.runs: dict[str, RunSpec] = {}
         self.selected: dict[str, int] = {}
+        self.registered = False  # collection finished and the items were handed to the executor
         cache = ResponseCache(settings.cache_dir) if settings.cache_dir is not None else None
         self.model = CachedModel(self._backend, cache)
         # Computing ahead is for a single process: an xdist worker does not know which shard it runs next.
@@ -250,16 +251,18 @@ class WorkerSide:
                     )
         except UserError as error:
             raise pytest.Collector.CollectError(printable(f"pytest-holistic: {error}")) from None
+        self.runs[run.key] = run
         if run.spec.method in LOGLIKELIHOOD_METHODS:
+            self._collecting()  # asking the server may hang: a Ctrl-C now must still find this run in the report
             missing = self.model.missing_capability("loglikelihood")
             if missing is not None:
+                del self.runs[run.key]
                 raise pytest.Collector.CollectError(
                     printable(
                         f"pytest-holistic: {run.key}: adapter {run.spec.method!r} scores log-likelihoods, which model "
                         f"{scrub_text(self.settings.model)} cannot give: {missing}; use a generation adapter or another server"
                     )
                 )
-        self.runs[run.key] = run
         if "instance" not in metafunc.fixturenames:
             metafunc.fixturenames.append("instance")
         metafunc.parametrize("instance", run.items, ids=[item_id(instance) for instance in run.items])
@@ -268,6 +271,7 @@ class WorkerSide:
         """Tell the executor which collected items are holistic, so it can compute them a shard at a time."""
         works = []
         self.selected = dict.fromkeys(self.runs, 0)
+        self.registered = True
         for item in items:
             callspec = getattr(item, "callspec", None)
             if callspec is None or "instance" not in callspec.params:
@@ -283,6 +287,14 @@ class WorkerSide:
         self.write_ledger()
         if not is_worker(self.config):  # an xdist worker sends its runs with its summary instead
             self.config.hook.pytest_holistic_runs_collected(config=self.config, runs=self._runs_data)
+
+    def _collecting(self) -> None:
+        """Leave the runs collected so far where the report finds them, before a step that may hang (a server's probe).
+
+        An xdist worker's ledger gets them at once; a single process sends them when it finishes (``finish``).
+        """
+        self._runs_data = [run.to_data() for run in self.collected()]
+        self.write_ledger()
 
     def collected(self) -> list[CollectedRun]:
         """Every run collection built, with how many of its items survived deselection (-k, -m, --lf)."""
@@ -457,6 +469,8 @@ class WorkerSide:
         memory = peak_memory()
         if self.model.loaded:  # for warm runs, which replay the answers without loading the model
             self.model.remember_peak_memory(memory)
+        if not self.registered and self.runs and not is_worker(self.config):  # collection was cut short (Ctrl-C)
+            self.config.hook.pytest_holistic_runs_collected(config=self.config, runs=[r.to_data() for r in self.collected()])
         summary = self.summary(memory=memory)
         if summary is None:
             return

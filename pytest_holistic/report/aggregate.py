@@ -463,6 +463,7 @@ class Results:
     warnings: list[str] = field(default_factory=list)
     started: str = ""  # ISO 8601 UTC time the session started (the report's "created" is when it was written)
     comparison: dict[str, Any] | None = None  # --holistic-baseline: the paired comparison with the stored run
+    items_known: bool = True  # collection finished, so each collected run's selected count means what it says
 
     @property
     def complete(self) -> bool:

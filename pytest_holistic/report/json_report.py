@@ -19,6 +19,7 @@ from ..models.base import ModelInfo
 from .aggregate import RESAMPLES, SEED, Results, RunResults
 from .files import write_atomic
 from .provenance import environment, scrub_command, scrub_text
+from .records import CollectedRun
 
 # 2: per-run and per-record "scorers" replace "toxicity_scorer"; records name their run and perturbation.
 # 3: "complete", "interrupted", "not_completed", "runs_without_records", "warnings", gate "status", worker "final";
@@ -220,6 +221,13 @@ def _public_model(results: Results) -> dict[str, Any]:
     return data
 
 
+def _without_records(entry: CollectedRun, items_known: bool) -> str:
+    """Why a collected run has no record: deselected, cut short, or collection itself was cut short."""
+    if not items_known:
+        return "interrupted during collection"
+    return "deselected" if entry.selected == 0 else "no selected item finished"
+
+
 def build_report(results: Results) -> dict[str, Any]:
     """The report as plain data: what ``report.json`` holds and what ``pytest_holistic_report_written`` receives.
 
@@ -247,7 +255,7 @@ def build_report(results: Results) -> dict[str, Any]:
                     "scenario": entry.run.scenario,
                     "collected": entry.collected,
                     "selected": entry.selected,
-                    "reason": "deselected" if entry.selected == 0 else "no selected item finished",
+                    "reason": _without_records(entry, results.items_known),
                 }
                 for entry in results.collected
             ],

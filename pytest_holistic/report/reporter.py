@@ -114,6 +114,7 @@ class Reporter:
         self.lost_workers: dict[str, str] = {}  # xdist workers that died, and how (from the controller's node-down event)
         self.skipped: set[str] = set()  # items pytest skipped (a skip marker, pytest.skip): never judged as results
         self.interrupted: str | None = None
+        self.cut_in_collection = False  # stopped before the items were known: a run's selected count means nothing
         self.gate_results: list[GateResult] = []
         self.gates_decided = False
         self.written: list[Path] = []
@@ -200,6 +201,9 @@ class Reporter:
             result = yield
         except BaseException as stop:  # Ctrl-C, -x / --maxfail, a model that could not load, xdist giving up
             self.interrupted = _reason(stop)
+            if self.expected is None:  # under xdist the workers collect inside this loop
+                self.interrupted += " during collection, before the items were known"
+                self.cut_in_collection = True
             raise
         stopped = session.shouldfail or session.shouldstop
         self._read_ledgers()
@@ -345,6 +349,7 @@ class Reporter:
             warnings=_warnings(self.ordered_runs(), self.source),
             started=self.started,
             comparison=self.comparison,
+            items_known=not self.cut_in_collection,
         )
 
     @property
@@ -384,6 +389,7 @@ class Reporter:
         self._read_ledgers()
         if self.interrupted is None and exitstatus == pytest.ExitCode.INTERRUPTED:  # stopped before the tests ran
             self.interrupted = "interrupted before the tests ran (during collection)"
+            self.cut_in_collection = True
         if not self.relevant or self.never_started():
             return
         results = self.results()

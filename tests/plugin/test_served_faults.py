@@ -303,3 +303,54 @@ def test_stopping_while_the_servers_probe_hangs(pytester: pytest.Pytester, relea
     finally:
         release.set()
         server.stop()
+
+
+SCORED_SUITE = """
+import pytest
+from pytest_holistic import Instance, Reference, scenario
+
+@scenario
+def colours():
+    for k in range(12):
+        yield Instance(id=f"c{k}", input=f"Number {k}: is the sky blue?",
+                       references=(Reference(" Yes", True), Reference(" No", False)))
+
+@pytest.mark.holistic(colours, adapter="multiple_choice_separate", input_suffix="", output_prefix="",
+                      max_train_instances=0)
+def test_colours(instance, completion):
+    pass
+"""
+
+
+@pytest.mark.parametrize("send", ["ctrl-c", "sigterm"])
+@pytest.mark.parametrize("workers", ["0", "2"])
+def test_stopping_while_the_probe_at_collection_hangs(
+    pytester: pytest.Pytester, release: threading.Event, workers: str, send: str
+) -> None:
+    """A scenario scored by log-likelihoods asks the server what it can do while it is collected; the server never
+    answers. Ctrl-C or SIGTERM then ends the run within 15 s with a report that says it was interrupted during
+    collection and names the scenario that was being collected, none of it run."""
+    asked = threading.Event()
+
+    def silent(seen: Seen) -> Reply:
+        asked.set()
+        release.wait()
+        return Reply(503, {"error": {"message": "gone"}})
+
+    server = ScriptedServer(silent)
+    try:
+        pytester.makepyfile(test_colours=SCORED_SUITE)
+        process = start_pytest(pytester.path, "-n", workers, "--model", f"openai:{server.url}#m")
+        _wait_for(asked.is_set, process, "the probe sent")
+        time.sleep(0.5)
+        output = _stop(process, send)
+        assert process.returncode == pytest.ExitCode.INTERRUPTED and "Traceback" not in output, output
+        report = _report(pytester.path)
+        assert report["complete"] is False and "collection" in report["interrupted"], report["interrupted"]
+        [collected] = report["runs_without_records"]
+        assert collected["scenario"] == "colours" and collected["collected"] == 12, collected
+        assert collected["reason"] == "interrupted during collection", collected
+        assert report["runs"] == []
+    finally:
+        release.set()
+        server.stop()
