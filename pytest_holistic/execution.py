@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import threading
+import time
 from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -161,6 +162,82 @@ def _ask(
     return results, failures
 
 
+class Pipeline:
+    """A served model's shards computed side by side, in collection order, ``width`` at a time.
+
+    A served model's requests are independent, and its pool bounds the requests in flight over all streams. So
+    the shard pytest waits for is computed in a thread of its own while the next ones are computed beside it; as
+    each finishes, the next in order starts, to the end of the collection. A request that stalls (a hung server,
+    a long Retry-After) then holds its own shard only: the shards after it are computed and waiting when pytest
+    reaches them. ``compute`` fills the executor's results; errors are left to the main thread, which computes
+    what is missing itself and meets them there.
+    """
+
+    def __init__(self, compute: Callable[[Sequence[Work]], None], width: int = 4) -> None:
+        self._compute = compute
+        self.width = width
+        self._order: list[Sequence[Work]] = []
+        self._next = 0  # the first shard of ``_order`` not started yet
+        self._started: set[int] = set()
+        self._threads: dict[int, threading.Thread] = {}
+        self._lock = threading.Lock()
+        self._closed = False
+
+    @property
+    def running(self) -> bool:
+        return bool(self._threads)
+
+    def plan(self, shards: Sequence[Sequence[Work]]) -> None:
+        with self._lock:
+            self._order = list(shards)
+            self._next = 0
+            self._started.clear()
+
+    def wait_for(self, works: Sequence[Work]) -> None:
+        """Start this shard (first, if it was not yet), fill the pipeline behind it, and wait for it."""
+        with self._lock:
+            index = next((k for k, shard in enumerate(self._order) if shard is works), None)
+            if index is None:
+                return
+            self._start(index)
+            self._fill()
+            thread = self._threads.get(index)
+        if thread is not None:
+            thread.join()
+
+    def close(self, wait: float) -> None:
+        """Start nothing more; give the shards in flight ``wait`` seconds (their threads are daemons)."""
+        with self._lock:
+            self._closed = True
+            threads = list(self._threads.values())
+        deadline = time.monotonic() + wait
+        for thread in threads:
+            thread.join(max(0.0, deadline - time.monotonic()))
+
+    def _start(self, index: int) -> None:
+        if index in self._started or self._closed:
+            return
+        self._started.add(index)
+        thread = threading.Thread(target=self._run, args=(index,), name=f"holistic-shard-{index}", daemon=True)
+        self._threads[index] = thread
+        thread.start()
+
+    def _fill(self) -> None:
+        while len(self._threads) < self.width and self._next < len(self._order) and not self._closed:
+            self._start(self._next)
+            self._next += 1
+
+    def _run(self, index: int) -> None:
+        try:
+            self._compute(self._order[index])
+        except BaseException:  # noqa: BLE001 - the main thread computes what is missing and reports the error
+            pass
+        finally:
+            with self._lock:
+                self._threads.pop(index, None)
+                self._fill()
+
+
 class Executor:
     """Per-worker planner: which items share a shard, and each item's answer once its shard is computed."""
 
@@ -179,6 +256,8 @@ class Executor:
         self._results: dict[str, Answer | HolisticError] = {}
         self._ahead: threading.Thread | None = None
         self._looked_ahead: set[str] = set()  # shards whose successor was considered for computing ahead
+        self._pipeline = Pipeline(self._compute)
+        self._scoring = threading.Lock()  # a model-scored metric's scorer is used by one shard at a time
 
     def register(self, collected: Sequence[str], works: Sequence[Work]) -> None:
         """Group this worker's items into the shards of the whole (ordered) collection."""
@@ -192,6 +271,7 @@ class Executor:
             self._members.setdefault(shard, []).append(work)
         order = list(self._members)
         self._following = dict(zip(order, [*order[1:], None]))
+        self._pipeline.plan([self._members[shard] for shard in order])
 
     @property
     def has_work(self) -> bool:
@@ -203,11 +283,14 @@ class Executor:
             shard = self._shard_of.get(nodeid)
             if shard is None:
                 raise InternalError(f"item {nodeid} was not registered with the executor; it was added after collection")
-            self._settle()
+            if self._pipelined():
+                self._pipeline.wait_for(self._members[shard])
+            else:
+                self._settle()
             if nodeid not in self._results:
                 self._compute(self._members[shard])
         shard = self._shard_of[nodeid]
-        if shard not in self._looked_ahead:  # once per shard, whether its answers were computed here or ahead
+        if shard not in self._looked_ahead and not self._pipelined():  # once per shard, computed here or ahead
             self._looked_ahead.add(shard)
             self._compute_ahead(shard)
         result = self._results.pop(nodeid)
@@ -216,6 +299,10 @@ class Executor:
         return result
 
     # -- overlap: the next shard on the device while pytest runs this one ---------------------------------
+
+    def _pipelined(self) -> bool:
+        """A served model in a single process: its shards are computed side by side (see :class:`Pipeline`)."""
+        return self.overlap != "off" and bool(getattr(self.model, "concurrent_streams", False))
 
     def _overlapping(self) -> bool:
         if self.overlap == "auto":
@@ -265,11 +352,12 @@ class Executor:
         The background thread is waited for ``wait`` seconds at most: a request hung on a server that cannot be
         cancelled must not hold the end of the session; the thread is a daemon and ends with the process.
         """
-        if self._ahead is not None:
+        if self._ahead is not None or self._pipeline.running:
             cancel = getattr(self.model, "cancel", None)
             if cancel is not None:
                 cancel()
             self._settle(wait)
+            self._pipeline.close(wait)
 
     def _compute(self, works: Sequence[Work]) -> None:
         pending = [work for work in works if work.nodeid not in self._results]
@@ -306,7 +394,9 @@ class Executor:
                         self._results[work.nodeid] = drift
                         del completions[work.nodeid]
         answered = [work for work in pending if work.nodeid in completions]
-        for nodeid, answer in self._score(answered, completions).items():
+        with self._scoring:
+            scored_answers = self._score(answered, completions)
+        for nodeid, answer in scored_answers.items():
             self._results[nodeid] = answer
 
     def _drift(self, work: Work, plan: Plan, batched: Completion) -> HolisticError | None:

@@ -77,6 +77,7 @@ class ModelProgress:
     _kind: str = ""
     _total: int = 0
     _done: int = 0
+    _open: int = 0  # streams started and not finished
 
     def __post_init__(self) -> None:
         self._throttle = Throttle(self.tty_every if self.tty else self.log_every, self.quiet_for, self.clock)
@@ -89,8 +90,16 @@ class ModelProgress:
         self.emit(f"pytest-holistic: model {name} loaded in {seconds:.1f} s{f' ({where})' if where else ''}")
 
     def started(self, kind: str, total: int) -> None:
-        self._kind, self._total, self._done = kind, total, 0
-        self._throttle.start()
+        """A stream starts; one started while another is open (a served model's shards side by side) adds to it."""
+        if self._open == 0:
+            self._kind, self._total, self._done = kind, total, 0
+            self._throttle.start()
+        else:
+            self._total += total
+        self._open += 1
+
+    def finished(self) -> None:
+        self._open = max(0, self._open - 1)
 
     def advanced(self, requests: int) -> None:
         self._done += requests

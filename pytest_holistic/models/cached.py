@@ -51,13 +51,33 @@ class ModelStats:
     batch_seconds: Stat = field(default_factory=Stat)
 
     def counted(self, kind: str, requests: int, seconds: float) -> None:
+        """One computed batch and how long it took (``model_seconds`` is kept by the stream's :class:`BusyClock`)."""
         if kind == "generate":
             self.generation_requests += requests
         else:
             self.loglikelihood_requests += requests
         self.batches += 1
-        self.model_seconds += seconds
         self.batch_seconds = self.batch_seconds.add(seconds)
+
+
+@dataclass
+class BusyClock:
+    """Seconds during which at least one stream was computing: two shards computed side by side count their
+    common time once, so a served run's model time is never more than its wall time."""
+
+    clock: Callable[[], float] = time.perf_counter
+    _open: int = 0
+    _since: float = 0.0
+
+    def enter(self) -> None:
+        if self._open == 0:
+            self._since = self.clock()
+        self._open += 1
+
+    def leave(self) -> float:
+        """Close one stream; the busy seconds to add, which are nonzero only when the last open stream closes."""
+        self._open -= 1
+        return self.clock() - self._since if self._open == 0 else 0.0
 
 
 def _first_line(error: BaseException) -> str:
@@ -83,6 +103,7 @@ class CachedModel(BatchStreaming):
         self.on_batch: Callable[[], None] | None = None  # told after each computed batch is committed and counted
         self.progress: ModelProgress | None = None  # lines about loading and long streams (a process with a terminal)
         self._busy = threading.RLock()  # one request stream at a time: the executor may compute a shard ahead in a thread
+        self._clock = BusyClock()  # model time: while any stream computes, counted once however many run at once
         self._cancelled = False
 
     # -- identity and loading ----------------------------------------------------------------------
@@ -245,16 +266,28 @@ class CachedModel(BatchStreaming):
         if callable(cancel):
             cancel()
 
+    @property
+    def concurrent_streams(self) -> bool:
+        """Whether several streams may run at once: a served model's independent requests (never a local model's)."""
+        try:
+            return bool(getattr(self.backend, "concurrent_streams", False))
+        except ModelLoadError:
+            return False
+
     def _stream(self, kind: str, requests: Sequence[Hashable], compute: Callable[[Model], Callable[..., Any]]) -> Iterator[Any]:
         """Cache hits first (one batch), then the model's batches, each committed before it is handed on.
 
-        Holds the model for the whole stream, so a shard computed ahead in a thread and a test's own call
-        never interleave their batches (or their use of the cache's connection).
+        A local model is held for the whole stream, so a shard computed ahead in a thread and a test's own call
+        never interleave their batches. A served model's streams run side by side (its pool bounds the requests in
+        flight); only the cache, the counts and the progress lines are taken in turn.
         """
-        with self._busy:
-            yield from self._locked_stream(kind, requests, compute)
+        if self.concurrent_streams:
+            yield from self._stream_of(kind, requests, compute)
+        else:
+            with self._busy:
+                yield from self._stream_of(kind, requests, compute)
 
-    def _locked_stream(
+    def _stream_of(
         self, kind: str, requests: Sequence[Hashable], compute: Callable[[Model], Callable[..., Any]]
     ) -> Iterator[Any]:
         positions: dict[Hashable, list[int]] = defaultdict(list)
@@ -265,48 +298,59 @@ class CachedModel(BatchStreaming):
         def expand(pairs: Sequence[tuple[Hashable, Any]]) -> list[tuple[int, Any]]:
             return [(index, result) for request, result in pairs for index in positions[request]]
 
-        identity = self._cache_identity() if distinct else None
-        keys, found = self._lookup(kind, distinct, identity)
+        with self._busy:
+            identity = self._cache_identity() if distinct else None
+            keys, found = self._lookup(kind, distinct, identity)
         if found:
             yield expand(list(found.items()))
         missing = [request for request in distinct if request not in found]
         if not missing:
             return
-        model = self.model
-        loaded = self._cache_identity() if identity is not None else None
-        if identity is not None and loaded is not None and model_key(loaded) != model_key(identity):
-            identity = loaded  # the load resolved dtype or device differently from the prediction: key by what ran
-            keys, found = self._lookup(kind, missing, identity)
-            if found:
-                yield expand(list(found.items()))
+        with self._busy:
+            model = self.model
+            loaded = self._cache_identity() if identity is not None else None
+            if identity is not None and loaded is not None and model_key(loaded) != model_key(identity):
+                identity = loaded  # the load resolved dtype or device differently from the prediction: key by what ran
+                keys, found = self._lookup(kind, missing, identity)
+            else:
+                found = {}
+        if found:
+            yield expand(list(found.items()))
             missing = [request for request in missing if request not in found]
             if not missing:
                 return
         batches = compute(model)(missing)
-        if self.progress is not None:
-            self.progress.started("generation" if kind == "generate" else "scoring", len(missing))
-        answered: set[int] = set()
-        while True:
-            if self._cancelled:
-                raise Cancelled("the session is ending; the remaining requests were not computed")
-            started = time.perf_counter()
-            try:
-                batch = next(batches)
-            except StopIteration:
-                break
-            pairs = [(missing[index], result) for index, result in batch]
-            done = [(request, result) for request, result in pairs if not isinstance(result, Failed)]
-            if done:
-                self.stats.counted(kind, len(done), time.perf_counter() - started)
-            else:  # only failures: time spent, but no batch computed
-                self.stats.model_seconds += time.perf_counter() - started
-            answered.update(index for index, _ in batch)
-            self._commit(kind, [(keys[request], result) for request, result in done if request in keys], identity)
-            if self.on_batch is not None:
-                self.on_batch()
+        with self._busy:
+            self._clock.enter()
             if self.progress is not None:
-                self.progress.advanced(len(batch))
-            yield expand(pairs)
+                self.progress.started("generation" if kind == "generate" else "scoring", len(missing))
+        answered: set[int] = set()
+        try:
+            while True:
+                if self._cancelled:
+                    raise Cancelled("the session is ending; the remaining requests were not computed")
+                started = time.perf_counter()
+                try:
+                    batch = next(batches)
+                except StopIteration:
+                    break
+                pairs = [(missing[index], result) for index, result in batch]
+                done = [(request, result) for request, result in pairs if not isinstance(result, Failed)]
+                with self._busy:
+                    if done:
+                        self.stats.counted(kind, len(done), time.perf_counter() - started)
+                    answered.update(index for index, _ in batch)
+                    self._commit(kind, [(keys[request], result) for request, result in done if request in keys], identity)
+                    if self.on_batch is not None:
+                        self.on_batch()
+                    if self.progress is not None:
+                        self.progress.advanced(len(batch))
+                yield expand(pairs)
+        finally:
+            with self._busy:
+                self.stats.model_seconds += self._clock.leave()
+                if self.progress is not None:
+                    self.progress.finished()
         if len(answered) < len(missing):
             raise ModelOutputError(
                 f"the model returned no result for {len(missing) - len(answered)} of {len(missing)} {kind} requests"

@@ -17,7 +17,6 @@ never shown; it cannot be combined with an API key.
 from __future__ import annotations
 
 import os
-import queue
 import re
 import threading
 import time
@@ -39,6 +38,7 @@ from .base import (
 )
 from .openai_http import JsonClient, RetryPolicy, ServerUnavailable
 from .openai_probe import Capabilities, EchoedTokens, generated_tokens, probe
+from .request_pool import RequestPool
 
 SCHEME = "openai"
 DEFAULT_REVISION = "served"
@@ -73,6 +73,8 @@ def shown_url(url: str) -> str:
 
 class OpenAIBackend:
     """Identity and capabilities from a cheap probe of the server; ``load`` connects, nothing is downloaded."""
+
+    concurrent_streams = True  # the loaded model takes several request streams at once (shards side by side)
 
     def __init__(self, spec: str, options: ModelOptions) -> None:
         self.url, self.asked = parse_spec(spec)
@@ -189,10 +191,13 @@ def cut_at_stop(text: str, tokens: Sequence[str], stop: Sequence[str]) -> tuple[
 class OpenAIModel(BatchStreaming):
     """Greedy generation and echo scoring over HTTP, ``concurrency`` requests in flight."""
 
+    concurrent_streams = True  # its requests are independent: several streams may run at once (see RequestPool)
+
     def __init__(self, client: JsonClient, capabilities: Capabilities, identity: ModelInfo, concurrency: int) -> None:
         self.client = client
         self.capabilities = capabilities
         self.concurrency = max(1, concurrency)
+        self._pool = RequestPool(self.concurrency)
         self.info = ModelInfo(
             identity.name,
             identity.backend,
@@ -204,51 +209,16 @@ class OpenAIModel(BatchStreaming):
     # -- the stream: all requests in a bounded pool, results handed on as they finish ------------------
 
     def _stream(self, requests: Sequence[R], answer: Callable[[R], Any]) -> Iterator[list[tuple[int, Any]]]:
-        """Every request answered ``concurrency`` at a time; batches of finished ones as they come.
+        """Every request answered by the model's pool, ``concurrency`` in flight over all open streams.
 
         Requests are independent: one that fails (after its own retries, within its own deadline) is handed on as
-        its :class:`Failed` outcome and the others go on, so it is sent no more often than its retries allow and a
-        stalled one holds a single slot, never the rest. The senders are daemon threads that nothing joins: when
-        the consumer stops (Ctrl-C, SIGTERM), no new request starts, and one hung on the server cannot keep the
-        process from writing its report and exiting.
+        its :class:`Failed` outcome and the others go on, so it is sent no more often than its retries allow, and a
+        stalled one holds a single sender, never the rest nor another stream (a shard computed beside this one).
         """
-        if not requests:
-            return
-        todo: queue.SimpleQueue[tuple[int, R]] = queue.SimpleQueue()
-        for item in enumerate(requests):
-            todo.put(item)
-        done: queue.SimpleQueue[tuple[int, Any]] = queue.SimpleQueue()
-        stop = threading.Event()
+        return self._pool.stream(requests, answer, self._ended)
 
-        def send() -> None:
-            while not stop.is_set():
-                try:
-                    index, request = todo.get_nowait()
-                except queue.Empty:
-                    return
-                outcome: Any = Failed(ModelOutputError(f"server {self.client.shown_url}: the request ended without an answer"))
-                try:
-                    outcome = answer(request)
-                except Exception as error:  # noqa: BLE001 - this request's failure, given to the items that asked it
-                    outcome = Failed(error)
-                finally:  # always told, so the consumer never waits for a request that is over
-                    done.put((index, outcome))
-
-        for number in range(min(self.concurrency, len(requests))):
-            threading.Thread(target=send, name=f"holistic-http-{number}", daemon=True).start()
-        left = len(requests)
-        try:
-            while left:
-                batch = [done.get()]
-                while True:
-                    try:
-                        batch.append(done.get_nowait())
-                    except queue.Empty:
-                        break
-                left -= len(batch)
-                yield batch
-        finally:
-            stop.set()  # the consumer stopped early or finished: no further request starts
+    def _ended(self) -> Failed:
+        return Failed(ModelOutputError(f"server {self.client.shown_url}: the request ended without an answer"))
 
     def generate_batches(self, requests: Sequence[GenerationRequest]) -> Iterator[list[tuple[int, GenerationResult]]]:
         return self._stream(requests, self._generate)

@@ -199,6 +199,51 @@ def test_a_stalled_request_costs_only_its_item_and_the_rest_are_committed_meanwh
     assert _cache_rows(pytester.path) == 29
 
 
+@pytest.mark.parametrize("stall", ["hang", "retry-after"])
+def test_a_stalled_request_holds_no_other_shard(
+    pytester: pytest.Pytester,
+    serve_faulty: Callable[..., tuple[ScriptedServer, Faulty]],
+    release: threading.Event,
+    stall: str,
+) -> None:
+    """Shards of 2 items; item n3's request stalls, by hanging to its deadline or by a Retry-After at the cap. The
+    shards after n3's are all sent and committed while it waits: a single process computes a served model's shards
+    side by side. The report's model time is counted once for streams that overlap, so it stays within the wall time."""
+    timeout = 8.0
+    if stall == "hang":
+        fault, retries = _hang(release), "0"
+    else:
+
+        def fault(seen: Seen) -> Reply:
+            return Reply(503, {"error": {"message": "busy"}}, {"Retry-After": "100000"})
+
+        retries = "1"
+    server, script = serve_faulty({3: fault})
+    pytester.makepyfile(test_numbers=holistic_suite(count=12))
+    started = time.monotonic()
+    result = pytester.runpytest_subprocess(
+        "--model",
+        f"openai:{server.url}#m",
+        "--holistic-shard-size",
+        "2",
+        "--holistic-request-timeout",
+        str(timeout),
+        "--holistic-retries",
+        retries,
+        "-p",
+        "no:cacheprovider",
+        timeout=180,
+    )
+    wall = time.monotonic() - started
+    result.assert_outcomes(passed=11, errors=1)
+    stalled = script.arrived[3][0]
+    later = [script.arrived[k][0] for k in range(4, 12)]
+    assert max(later) < stalled + 3.0, f"the shards after n3's waited for it: {[round(t - stalled, 2) for t in later]}"
+    assert _cache_rows(pytester.path) == 11
+    [worker] = _report(pytester.path)["workers"].values()
+    assert worker["model_seconds"] <= wall, (worker["model_seconds"], wall)
+
+
 # -- Ctrl-C and SIGTERM while requests hang ----------------------------------------------------------
 
 

@@ -86,3 +86,21 @@ def test_durations_read_naturally(seconds: float, text: str) -> None:
     clock.now += seconds
     progress.advanced(1)  # one of two in `seconds`: as long again to go
     assert lines[-1].endswith(f"about {text} left")
+
+
+def test_streams_open_at_once_are_one_count() -> None:
+    """A served model's shards computed side by side: a stream started while another is open adds to its total."""
+    lines: list[str] = []
+    clock = Clock()
+    progress = ModelProgress(lines.append, tty=False, clock=clock, quiet_for=0.0, log_every=1.0)
+    progress.started("generation", 10)
+    progress.started("generation", 30)
+    clock.now += 2.0
+    progress.advanced(8)
+    assert lines == ["pytest-holistic: generation 8/40 requests, 4.0 requests/s, about 8 s left"]
+    progress.finished()
+    progress.finished()
+    progress.started("scoring", 5)  # all closed: a new count
+    clock.now += 2.0
+    progress.advanced(1)
+    assert lines[-1].startswith("pytest-holistic: scoring 1/5 requests")
