@@ -189,7 +189,7 @@ def add_options(parser: pytest.Parser) -> None:
         dest="holistic_overlap",
         default=None,
         choices=("auto", "on", "off"),
-        help="compute the next shard while pytest runs the items of this one (auto: on a GPU, without -n)",
+        help="compute the next shard while pytest runs the items of this one (auto: on a GPU, without -n; a served model's shards side by side, without -n)",
     )
     group.addoption(
         "--holistic-deterministic",
