@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from . import scoring
 from .base import GenerationResult, LoglikelihoodRequest, LoglikelihoodResult
-from .prefix_sharing import PrefixRunner, Row, SharingUnsupported, kv_bytes_per_token, split_plan
+from .prefix_sharing import PADDING_SLACK, PrefixRunner, Row, SharingUnsupported, kv_bytes_per_token, split_plan
 from .prefix_tree import PrefixPlan
 
 if TYPE_CHECKING:
@@ -73,18 +73,27 @@ class SharedPaths:
         return chunks
 
     def _batches(self, order: Sequence[int], rows: Sequence[Row], plan: PrefixPlan) -> Iterator[list[int]]:
-        """Consecutive runs of ``order`` within the row and padded-token limits (at least one row each)."""
+        """Consecutive runs of ``order`` within the row and padded-token limits (at least one row each).
+
+        A run also ends where padding would pass ``PADDING_SLACK`` times its real suffix tokens: every padded
+        column costs a full forward pass's work, and ``order`` is longest first, so a run stops where lengths drop.
+        """
         row_limit, token_limit = self._limits()
         batch: list[int] = []
-        width = longest = 0
+        width = longest = real = 0
         for k in order:
             prefix = plan.nodes[rows[k].node].depth if rows[k].node is not None else 0
-            wider, longer = max(width, prefix), max(longest, len(rows[k].suffix))
-            if batch and (len(batch) >= row_limit or (len(batch) + 1) * (wider + longer) > token_limit):
+            suffix = len(rows[k].suffix)
+            wider, longer = max(width, prefix), max(longest, suffix)
+            if batch and (
+                len(batch) >= row_limit
+                or (len(batch) + 1) * (wider + longer) > token_limit
+                or (len(batch) + 1) * longer > PADDING_SLACK * (real + suffix)
+            ):
                 yield batch
-                batch, wider, longer = [], prefix, len(rows[k].suffix)
+                batch, wider, longer, real = [], prefix, suffix, 0
             batch.append(k)
-            width, longest = wider, longer
+            width, longest, real = wider, longer, real + suffix
         if batch:
             yield batch
 
@@ -127,7 +136,7 @@ class SharedPaths:
                     rows.append(
                         Row(plan.node_of[k], fed[i][plan.cut[k] :], tuple((first + j, t) for j, t in enumerate(continuation)))
                     )
-                order = sorted(range(len(chunk)), key=lambda k: (_node_key(rows[k]), -len(rows[k].suffix), chunk[k]))
+                order = _by_suffix_length(rows, chunk)
                 for batch in self._batches_retrying(
                     order,
                     rows,
@@ -211,7 +220,7 @@ class SharedPaths:
                 kept = self.runner.compute_nodes(plan, self._limits()[0])
                 node_share = (time.perf_counter() - started) / len(chunk)
                 rows = [Row(plan.node_of[k], sequences[i][plan.cut[k] :]) for k, i in enumerate(chunk)]
-                order = sorted(range(len(chunk)), key=lambda k: (_node_key(rows[k]), -len(rows[k].suffix), chunk[k]))
+                order = _by_suffix_length(rows, chunk)
 
                 def run(batch: list[int], plan: PrefixPlan = plan, kept: Any = kept, rows: list[Row] = rows) -> Any:
                     return self.runner.generate(plan, kept, [rows[k] for k in batch], budget, owner.eos_id, stopped)
@@ -278,6 +287,12 @@ class SharedPaths:
                 continue
             remaining = remaining[len(batch) :]
             yield batch, output, time.perf_counter() - started
+
+
+def _by_suffix_length(rows: Sequence[Row], chunk: Sequence[int]) -> list[int]:
+    """Rows longest suffix first: a pass costs its rows times its longest suffix, so neighbours of one length waste
+    the least padding (each row's prefix comes from the kept keys and values, whichever node it hangs from)."""
+    return sorted(range(len(chunk)), key=lambda k: (-len(rows[k].suffix), _node_key(rows[k]), chunk[k]))
 
 
 def _node_key(row: Row) -> int:

@@ -7,11 +7,14 @@ import dataclasses
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from pytest_holistic.adaptation import METHODS, Adapter, Completion, make_spec
 from pytest_holistic.errors import ModelOutputError
 from pytest_holistic.models.base import GenerationRequest
 from pytest_holistic.models.hf import HFModel
+from pytest_holistic.models.prefix_sharing import PADDING_SLACK, padded_runs
 from pytest_holistic.scenarios import Instance, Reference
 
 QUESTIONS = ["Is fire hot?", "Is ice hot?", "Is the sky blue?", "Is grass green?", "Is Rome in Italy?", "Is Paris big?"]
@@ -168,3 +171,20 @@ def test_unknown_mode_is_refused(loaded: HFModel) -> None:
 
     with pytest.raises(ModelLoadError, match="unknown prefix sharing mode 'always'; use auto, on or off"):
         loaded.use_prefix_sharing("always")
+
+
+@given(
+    lengths=st.lists(st.integers(min_value=1, max_value=400), max_size=80).map(lambda xs: sorted(xs, reverse=True)),
+    rows=st.integers(min_value=1, max_value=40),
+)
+def test_padded_runs_partition_in_order_within_the_row_and_padding_bounds(lengths: list[int], rows: int) -> None:
+    items = list(range(len(lengths)))
+    runs = list(padded_runs(items, lengths, rows))
+    assert [item for run in runs for item in run] == items
+    for run in runs:
+        assert 1 <= len(run) <= rows
+        padded, real = len(run) * max(lengths[k] for k in run), sum(lengths[k] for k in run)
+        assert len(run) == 1 or padded <= PADDING_SLACK * real
+    for run, following in zip(runs, runs[1:]):  # a run ends only when the next item would break a bound
+        grown = [*run, following[0]]
+        assert len(grown) > rows or len(grown) * max(lengths[k] for k in grown) > PADDING_SLACK * sum(lengths[k] for k in grown)
