@@ -4,6 +4,7 @@ and auto, at batch sizes 1, 7 and 64 (log-probabilities within 1e-4, the same gr
 from __future__ import annotations
 
 import dataclasses
+import itertools
 from pathlib import Path
 
 import pytest
@@ -185,6 +186,6 @@ def test_padded_runs_partition_in_order_within_the_row_and_padding_bounds(length
         assert 1 <= len(run) <= rows
         padded, real = len(run) * max(lengths[k] for k in run), sum(lengths[k] for k in run)
         assert len(run) == 1 or padded <= PADDING_SLACK * real
-    for run, following in zip(runs, runs[1:]):  # a run ends only when the next item would break a bound
+    for run, following in itertools.pairwise(runs):  # a run ends only when the next item would break a bound
         grown = [*run, following[0]]
         assert len(grown) > rows or len(grown) * max(lengths[k] for k in grown) > PADDING_SLACK * sum(lengths[k] for k in grown)
