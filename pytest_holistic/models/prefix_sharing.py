@@ -92,7 +92,7 @@ def split_plan(
     return done
 
 
-PADDING_SLACK = 1.3
+PADDING_SLACK = 1.1
 """A forward pass holds at most this many padded tokens per real one: every padded column costs as much as a real
 one, and on a CPU a pass of fewer rows is hardly slower per token."""
 
@@ -183,29 +183,27 @@ class PrefixRunner:
     # -- greedy generation -----------------------------------------------------------------------------
 
     @_inference
-    def generate(
-        self,
-        plan: PrefixPlan,
-        kept: list[list[tuple[Any, Any]]],
-        rows: Sequence[Row],
-        max_tokens: int,
-        eos_id: int | None,
-        stopped: Callable[[list[int]], bool],
-    ) -> list[tuple[list[int], list[float]]]:
-        """Greedy tokens and their log-probabilities per row, until each row's end token, ``stopped`` or ``max_tokens``.
+    def prefill(self, plan: PrefixPlan, kept: list[list[tuple[Any, Any]]], rows: Sequence[Row], spare: int = 0) -> Prefilled:
+        """Each row's suffix on its prefix: the logits that choose its first token, and the cache to decode on (with
+        room for ``spare`` more tokens, so decoding writes in place)."""
+        logits, cache, width = self._forward(plan, kept, rows, want_cache=True, last_only=True, spare=spare)
+        lengths = [self._prefix_length(plan, row) + len(row.suffix) for row in rows]
+        return Prefilled(logits, cache, self._mask(plan, rows, width).to(self.device), lengths)
 
-        The prefill runs each row's suffix on its prefix; each step then feeds every running row its last token.
-        A row that ends is dropped from the batch (its cache rows too), so short answers stop costing at once.
-        """
+    @_inference
+    def decode(
+        self, part: Prefilled, max_tokens: int, eos_id: int | None, stopped: Callable[[list[int]], bool]
+    ) -> list[tuple[list[int], list[float]]]:
+        """Greedy tokens and their log-probabilities for the rows of ``part``, until each one's end token, ``stopped``
+        or ``max_tokens``: each step feeds every running row its last token, and a row that ends leaves the batch
+        (its cache rows too), so short answers stop costing at once."""
         import torch
 
         device = self.device
-        logits, cache, width = self._forward(plan, kept, rows, want_cache=True, last_only=True)
-        lengths = [self._prefix_length(plan, row) + len(row.suffix) for row in rows]
-        mask = self._mask(plan, rows, width).to(device)
-        tokens: list[list[int]] = [[] for _ in rows]
-        logprobs: list[list[float]] = [[] for _ in rows]
-        active = list(range(len(rows)))
+        logits, cache, mask, lengths = part.logits, part.cache, part.mask, part.lengths
+        tokens: list[list[int]] = [[] for _ in lengths]
+        logprobs: list[list[float]] = [[] for _ in lengths]
+        active = list(range(len(lengths)))
         for step in range(max_tokens):
             table = logits.float()
             chosen = table.argmax(dim=-1)
@@ -240,6 +238,18 @@ class PrefixRunner:
             logits = output.logits[:, -1]
         return [(t, p) for t, p in zip(tokens, logprobs)]
 
+    def generate(
+        self,
+        plan: PrefixPlan,
+        kept: list[list[tuple[Any, Any]]],
+        rows: Sequence[Row],
+        max_tokens: int,
+        eos_id: int | None,
+        stopped: Callable[[list[int]], bool],
+    ) -> list[tuple[list[int], list[float]]]:
+        """Greedy tokens and their log-probabilities per row: one prefill, then :meth:`decode`."""
+        return self.decode(self.prefill(plan, kept, rows, max_tokens - 1), max_tokens, eos_id, stopped)
+
     # -- the one forward pass ----------------------------------------------------------------------------
 
     def _prefix_length(self, plan: PrefixPlan, row: Row) -> int:
@@ -265,6 +275,7 @@ class PrefixRunner:
         want_cache: bool,
         hidden: bool = False,
         last_only: bool = False,
+        spare: int = 0,
     ) -> tuple[Any, Any, int]:
         """Run the rows' suffixes on their prefixes: (hidden states or logits, the cache, the prefix width).
 
@@ -274,7 +285,8 @@ class PrefixRunner:
 
         device = self.device
         width = max(self._prefix_length(plan, row) for row in rows)
-        cache = self._gathered(plan, kept, rows, width) if width else None
+        room = max(len(row.suffix) for row in rows) + spare  # the suffix and any decoding steps write in place
+        cache = self._gathered(plan, kept, rows, width, room) if width else None
         if cache is None and want_cache:
             cache = self._empty_cache()
         ids, _ = scoring.pad([row.suffix for row in rows], self.pad_id, left=False)
@@ -317,8 +329,9 @@ class PrefixRunner:
 
         return DynamicCache()
 
-    def _gathered(self, plan: PrefixPlan, kept: list[list[tuple[Any, Any]]], rows: Sequence[Row], width: int) -> Any:
-        """A cache with each row's prefix (its nodes' spans, in order), padded on the left to ``width``."""
+    def _gathered(self, plan: PrefixPlan, kept: list[list[tuple[Any, Any]]], rows: Sequence[Row], width: int, room: int) -> Any:
+        """A cache with each row's prefix (its nodes' spans, in order), padded on the left to ``width``, and room for
+        ``room`` more tokens per row (:func:`reserved_layer`)."""
         from transformers import DynamicCache
 
         layers = len(next(k for k in kept if k))
@@ -327,8 +340,8 @@ class PrefixRunner:
             sample_keys, sample_values = next(k for k in kept if k)[layer]
             heads, _, key_dim = sample_keys.shape
             value_dim = sample_values.shape[-1]
-            keys = sample_keys.new_zeros((len(rows), heads, width, key_dim))
-            values = sample_values.new_zeros((len(rows), heads, width, value_dim))
+            keys = sample_keys.new_zeros((len(rows), heads, width + room, key_dim))
+            values = sample_values.new_zeros((len(rows), heads, width + room, value_dim))
             for r, row in enumerate(rows):
                 if row.node is None:
                     continue
@@ -339,10 +352,69 @@ class PrefixRunner:
                     keys[r, :, end - span : end] = node_keys
                     values[r, :, end - span : end] = node_values
                     end -= span
-            cache.update(keys, values, layer)
+            cache.layers.append(reserved_layer(keys, values, width))
         if len(cache.layers) != layers:
             raise SharingUnsupported("its cache does not keep one entry per layer")
         return cache
+
+
+@dataclass
+class Prefilled:
+    """Rows after their prefill: the logits choosing each one's first token, its cache and mask, its length so far."""
+
+    logits: Any
+    cache: Any
+    mask: Any
+    lengths: list[int]
+
+    @property
+    def width(self) -> int:
+        return int(self.mask.shape[1])
+
+
+def reserved_layer(keys: Any, values: Any, filled: int) -> Any:
+    """A cache layer over buffers ``[rows, heads, capacity, dim]`` whose first ``filled`` columns hold the keys and
+    values so far. A decoding step writes its column in place, where the default layer concatenates, copying the
+    whole cache at every step (on a CPU that copy costs as much as the step's own work)."""
+    return _reserved_layer_class()(keys, values, filled)
+
+
+@functools.cache
+def _reserved_layer_class() -> type:
+    from transformers.cache_utils import DynamicLayer
+
+    class ReservedLayer(DynamicLayer):  # type: ignore[misc]
+        def __init__(self, keys: Any, values: Any, filled: int) -> None:
+            super().__init__()
+            self._keys, self._values, self._filled = keys, values, filled
+            self.device, self.dtype, self.is_initialized = keys.device, keys.dtype, True
+            self._expose()
+
+        def _expose(self) -> None:
+            self.keys = self._keys[:, :, : self._filled]
+            self.values = self._values[:, :, : self._filled]
+
+        def update(self, key_states: Any, value_states: Any, *args: Any, **kwargs: Any) -> tuple[Any, Any]:
+            import torch
+
+            end = self._filled + key_states.shape[-2]
+            if end > self._keys.shape[-2]:  # out of room: grow, with as much room again
+                more = end - self._filled + self._keys.shape[-2] - self._filled
+                self._keys = torch.cat([self.keys, self._keys.new_zeros((*self._keys.shape[:2], more, self._keys.shape[3]))], 2)
+                self._values = torch.cat(
+                    [self.values, self._values.new_zeros((*self._values.shape[:2], more, self._values.shape[3]))], 2
+                )
+            self._keys[:, :, self._filled : end] = key_states
+            self._values[:, :, self._filled : end] = value_states
+            self._filled = end
+            self._expose()
+            return self.keys, self.values
+
+        def batch_select_indices(self, indices: Any) -> None:
+            self._keys, self._values = self._keys[indices], self._values[indices]
+            self._expose()
+
+    return ReservedLayer
 
 
 def _layers(cache: Any) -> Iterator[tuple[Any, Any]]:
