@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from . import scoring
 from .base import GenerationResult, LoglikelihoodRequest, LoglikelihoodResult
-from .prefix_sharing import PADDING_SLACK, PrefixRunner, Row, SharingUnsupported, kv_bytes_per_token, split_plan
+from .prefix_sharing import PrefixRunner, Row, SharingUnsupported, cheapest_runs, kv_bytes_per_token, split_plan
 from .prefix_tree import PrefixPlan
 
 if TYPE_CHECKING:
@@ -29,6 +29,10 @@ CPU_KEPT_BYTES = 2 << 30
 """Keys and values of shared prefixes kept at once on a CPU (a plan is split to stay under it)."""
 CPU_ROWS, CPU_TOKENS = 32, 32768
 """Rows per forward pass and padded tokens (prefix and suffix) per pass on a CPU."""
+CPU_PASS_TOKENS, GPU_PASS_TOKENS = 32, 1024
+"""A forward pass's fixed cost, in tokens of work: on a CPU, reading every weight once costs about what 25-30 tokens
+of a 135M model's work do (measured on the project's 2-core machine); on a GPU, launching a pass's kernels costs
+far more tokens (an estimate, not yet measured), so passes there are fewer and wider."""
 _FALLBACK_ERRORS = (SharingUnsupported, AttributeError, NotImplementedError, TypeError, ValueError, IndexError)
 """What a model whose cache cannot be spliced raises: the request is computed whole instead."""
 
@@ -72,30 +76,17 @@ class SharedPaths:
         details["prefix_shared_tokens"] = int(details.get("prefix_shared_tokens", 0)) + saved
         return chunks
 
-    def _batches(self, order: Sequence[int], rows: Sequence[Row], plan: PrefixPlan) -> Iterator[list[int]]:
-        """Consecutive runs of ``order`` within the row and padded-token limits (at least one row each).
+    def _overhead(self, generating: bool) -> int:
+        """A forward pass's fixed cost in tokens of work; a generating pass also pays about one decoding step."""
+        per_pass = GPU_PASS_TOKENS if self.owner.token_budget is not None else CPU_PASS_TOKENS
+        return per_pass * (2 if generating else 1)
 
-        A run also ends where padding would pass ``PADDING_SLACK`` times its real suffix tokens: every padded
-        column costs a full forward pass's work, and ``order`` is longest first, so a run stops where lengths drop.
-        """
+    def _batches(self, order: Sequence[int], rows: Sequence[Row], plan: PrefixPlan, generating: bool) -> list[list[int]]:
+        """``order`` (longest suffix first) cut into the cheapest passes within the row and padded-token limits."""
         row_limit, token_limit = self._limits()
-        batch: list[int] = []
-        width = longest = real = 0
-        for k in order:
-            prefix = plan.nodes[rows[k].node].depth if rows[k].node is not None else 0
-            suffix = len(rows[k].suffix)
-            wider, longer = max(width, prefix), max(longest, suffix)
-            if batch and (
-                len(batch) >= row_limit
-                or (len(batch) + 1) * (wider + longer) > token_limit
-                or (len(batch) + 1) * longer > PADDING_SLACK * (real + suffix)
-            ):
-                yield batch
-                batch, wider, longer, real = [], prefix, suffix, 0
-            batch.append(k)
-            width, longest, real = wider, longer, real + suffix
-        if batch:
-            yield batch
+        widths = [plan.nodes[rows[k].node].depth if rows[k].node is not None else 0 for k in order]
+        runs = cheapest_runs(widths, [len(rows[k].suffix) for k in order], row_limit, token_limit, self._overhead(generating))
+        return [list(order[start:end]) for start, end in runs]
 
     def _shrink(self, size: int, error: BaseException) -> None:
         self.rows = self.owner._halved(size, error, "row", "a shorter prompt")
@@ -127,7 +118,7 @@ class SharedPaths:
         try:
             for chunk, plan in chunks:
                 started = time.perf_counter()
-                kept = self.runner.compute_nodes(plan, self._limits()[0])
+                kept = self.runner.compute_nodes(plan, *self._limits(), self._overhead(generating=False))
                 node_share = (time.perf_counter() - started) / len(chunk)
                 rows = []
                 for k, i in enumerate(chunk):
@@ -217,7 +208,7 @@ class SharedPaths:
         try:
             for chunk, plan in chunks:
                 started = time.perf_counter()
-                kept = self.runner.compute_nodes(plan, self._limits()[0])
+                kept = self.runner.compute_nodes(plan, *self._limits(), self._overhead(generating=False))
                 node_share = (time.perf_counter() - started) / len(chunk)
                 rows = [Row(plan.node_of[k], sequences[i][plan.cut[k] :]) for k, i in enumerate(chunk)]
                 order = _by_suffix_length(rows, chunk)
@@ -225,7 +216,7 @@ class SharedPaths:
                 def run(batch: list[int], plan: PrefixPlan = plan, kept: Any = kept, rows: list[Row] = rows) -> Any:
                     return self.runner.generate(plan, kept, [rows[k] for k in batch], budget, owner.eos_id, stopped)
 
-                for members, produced, seconds in self._batches_retrying(order, rows, plan, run):
+                for members, produced, seconds in self._batches_retrying(order, rows, plan, run, generating=True):
                     numbers = [indices[chunk[k]] for k in members]
                     lengths = [len(prompts[n]) for n in numbers]
                     results = owner.generation_results(
@@ -271,12 +262,19 @@ class SharedPaths:
     # -- batches, with out-of-memory retries ---------------------------------------------------------------
 
     def _batches_retrying(
-        self, order: Sequence[int], rows: Sequence[Row], plan: PrefixPlan, run: Callable[[list[int]], Any]
+        self,
+        order: Sequence[int],
+        rows: Sequence[Row],
+        plan: PrefixPlan,
+        run: Callable[[list[int]], Any],
+        generating: bool = False,
     ) -> Iterator[tuple[list[int], Any, float]]:
-        """(members, output, seconds) per batch; a batch that runs out of device memory is retried at half the rows."""
+        """(members, output, seconds) per batch; a batch that runs out of device memory is retried at half the rows
+        (and the rest of ``order`` cut again under the smaller limit)."""
         remaining = list(order)
-        while remaining:
-            batch = next(self._batches(remaining, rows, plan))
+        batches = self._batches(remaining, rows, plan, generating)
+        while batches:
+            batch = batches[0]
             started = time.perf_counter()
             try:
                 output = run(batch)
@@ -284,8 +282,10 @@ class SharedPaths:
                 if not self.owner._out_of_memory(error):
                     raise
                 self._shrink(len(batch), error)
+                batches = self._batches(remaining, rows, plan, generating)
                 continue
             remaining = remaining[len(batch) :]
+            batches = batches[1:]
             yield batch, output, time.perf_counter() - started
 
 

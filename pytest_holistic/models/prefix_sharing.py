@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from . import scoring
-from .prefix_tree import PrefixPlan, plan_prefixes
+from .prefix_tree import PrefixPlan, plan_prefixes, without_short_spans
 
 
 class SharingUnsupported(Exception):
@@ -83,7 +83,7 @@ def split_plan(
     done: list[tuple[list[int], PrefixPlan]] = []
     while chunks:
         chunk = chunks.pop()
-        plan = plan_prefixes([sequences[i] for i in chunk], [limits[i] for i in chunk])
+        plan = without_short_spans(plan_prefixes([sequences[i] for i in chunk], [limits[i] for i in chunk]))
         if plan.shared_tokens <= budget_tokens or len(chunk) == 1:
             done.append((chunk, plan))
         else:
@@ -92,23 +92,30 @@ def split_plan(
     return done
 
 
-PADDING_SLACK = 1.1
-"""A forward pass holds at most this many padded tokens per real one: every padded column costs as much as a real
-one, and on a CPU a pass of fewer rows is hardly slower per token."""
-
-
-def padded_runs(items: Sequence[int], lengths: Sequence[int], rows: int) -> Iterator[list[int]]:
-    """Consecutive runs of ``items`` (longest first) of at most ``rows`` that pad at most ``PADDING_SLACK`` times."""
-    run: list[int] = []
-    longest = real = 0
-    for item, length in zip(items, lengths):
-        if run and (len(run) >= rows or (len(run) + 1) * max(longest, length) > PADDING_SLACK * (real + length)):
-            yield run
-            run, longest, real = [], 0, 0
-        run.append(item)
-        longest, real = max(longest, length), real + length
-    if run:
-        yield run
+def cheapest_runs(widths: Sequence[int], lengths: Sequence[int], rows: int, tokens: int, overhead: int) -> list[tuple[int, int]]:
+    """Cut positions ``0..n`` (items longest first) into consecutive runs ``(start, end)``, one forward pass each, at
+    the least cost: a pass costs ``overhead`` (its fixed work, in tokens: reading every weight once) plus its rows
+    times its longest item, padding included. A run holds at most ``rows`` items and ``tokens`` padded tokens, its
+    prefix ``widths`` counted (a single item always fits). Exact, by dynamic programming over the run ends."""
+    count = len(lengths)
+    best = [0.0] + [math.inf] * count
+    start_of = [0] * (count + 1)
+    for end in range(1, count + 1):
+        longest = wide = 0
+        for start in range(end - 1, max(-1, end - 1 - rows), -1):
+            longest, wide = max(longest, lengths[start]), max(wide, widths[start])
+            size = end - start
+            if size > 1 and size * (wide + longest) > tokens:
+                break
+            cost = best[start] + overhead + size * longest
+            if cost < best[end]:
+                best[end], start_of[end] = cost, start
+    runs = []
+    end = count
+    while end > 0:
+        runs.append((start_of[end], end))
+        end = start_of[end]
+    return runs[::-1]
 
 
 def _inference(method: Callable[..., Any]) -> Callable[..., Any]:
@@ -139,14 +146,20 @@ class PrefixRunner:
     # -- nodes ------------------------------------------------------------------------------------------
 
     @_inference
-    def compute_nodes(self, plan: PrefixPlan, rows_per_pass: int) -> list[list[tuple[Any, Any]]]:
-        """Keys and values of every node's own span, per layer as (keys, values) of shape [heads, span, dim]."""
+    def compute_nodes(self, plan: PrefixPlan, rows: int, tokens: int, overhead: int) -> list[list[tuple[Any, Any]]]:
+        """Keys and values of every node's own span, per layer as (keys, values) of shape [heads, span, dim].
+
+        A wave's nodes run longest first, in the cheapest passes (:func:`cheapest_runs`) within ``rows`` and ``tokens``.
+        """
         kept: list[list[tuple[Any, Any]]] = [[] for _ in plan.nodes]
         for wave in plan.waves():
-            wave = sorted(wave, key=lambda n: -len(plan.nodes[n].tokens))  # similar spans together: little padding
-            for members in padded_runs(wave, [len(plan.nodes[n].tokens) for n in wave], rows_per_pass):
-                rows = [Row(plan.nodes[n].parent, plan.nodes[n].tokens) for n in members]
-                _, cache, width = self._forward(plan, kept, rows, want_cache=True)
+            wave = sorted(wave, key=lambda n: -len(plan.nodes[n].tokens))
+            widths = [plan.nodes[n].start for n in wave]
+            runs = cheapest_runs(widths, [len(plan.nodes[n].tokens) for n in wave], rows, tokens, overhead)
+            for first, last in runs:
+                members = wave[first:last]
+                spans = [Row(plan.nodes[n].parent, plan.nodes[n].tokens) for n in members]
+                _, cache, width = self._forward(plan, kept, spans, want_cache=True)
                 for r, n in enumerate(members):
                     span = len(plan.nodes[n].tokens)
                     kept[n] = [

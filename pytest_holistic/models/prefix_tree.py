@@ -96,6 +96,40 @@ def plan_prefixes(sequences: Sequence[Sequence[int]], limits: Sequence[int], min
     return PrefixPlan(tuple(nodes), tuple(node_of), tuple(cut))
 
 
+def without_short_spans(plan: PrefixPlan, min_span: int = MIN_SHARED) -> PrefixPlan:
+    """``plan`` with every node that would hold fewer than ``min_span`` tokens folded into its children.
+
+    A radix tree puts a boundary wherever two prefixes part, so a few-shot shard's tree holds many spans of a
+    handful of tokens (two variants that part one word after their instance's other variants). Each is one more
+    level of forward passes for a few tokens; folded into its children, each child computes those tokens itself,
+    fewer than ``min_span`` times its number of children. A sequence that ended on a folded node ends on its nearest
+    kept ancestor instead (its cut lowered to that depth, or 0), and runs the rest as its own suffix.
+    """
+    full: list[tuple[int, ...]] = []  # each node's whole prefix
+    for node in plan.nodes:
+        full.append((full[node.parent] if node.parent is not None else ()) + node.tokens)
+
+    def kept_ancestor(index: int | None) -> int | None:
+        while index is not None and index not in renumbered:
+            index = plan.nodes[index].parent
+        return index
+
+    renumbered: dict[int, int] = {}
+    nodes: list[Node] = []
+    for index, node in enumerate(plan.nodes):  # parents come first, so every ancestor is decided already
+        ancestor = kept_ancestor(node.parent)
+        start = plan.nodes[ancestor].depth if ancestor is not None else 0
+        if node.depth - start >= min_span:
+            renumbered[index] = len(nodes)
+            nodes.append(Node(renumbered[ancestor] if ancestor is not None else None, start, full[index][start:]))
+    ends = [kept_ancestor(node) for node in plan.node_of]
+    return PrefixPlan(
+        tuple(nodes),
+        tuple(renumbered[end] if end is not None else None for end in ends),
+        tuple(plan.nodes[end].depth if end is not None else 0 for end in ends),
+    )
+
+
 def _radix(prefixes: Sequence[tuple[int, ...]]) -> tuple[list[Node], list[int | None]]:
     """Nodes of a radix tree holding every non-empty prefix, and each prefix's end node.
 

@@ -15,7 +15,7 @@ from pytest_holistic.adaptation import METHODS, Adapter, Completion, make_spec
 from pytest_holistic.errors import ModelOutputError
 from pytest_holistic.models.base import GenerationRequest
 from pytest_holistic.models.hf import HFModel
-from pytest_holistic.models.prefix_sharing import PADDING_SLACK, padded_runs
+from pytest_holistic.models.prefix_sharing import cheapest_runs
 from pytest_holistic.scenarios import Instance, Reference
 
 QUESTIONS = ["Is fire hot?", "Is ice hot?", "Is the sky blue?", "Is grass green?", "Is Rome in Italy?", "Is Paris big?"]
@@ -174,18 +174,39 @@ def test_unknown_mode_is_refused(loaded: HFModel) -> None:
         loaded.use_prefix_sharing("always")
 
 
+def _brute_cheapest(widths: list[int], lengths: list[int], rows: int, tokens: int, overhead: int) -> float:
+    """The least cost over every cut of the items into consecutive runs (2^(n-1) of them)."""
+    count, best = len(lengths), float("inf")
+    for cuts in itertools.product([False, True], repeat=max(0, count - 1)):
+        bounds = [0, *[k + 1 for k, cut in enumerate(cuts) if cut], count]
+        total = 0.0
+        for start, end in itertools.pairwise(bounds):
+            size, longest, wide = end - start, max(lengths[start:end]), max(widths[start:end])
+            if size > rows or (size > 1 and size * (wide + longest) > tokens):
+                break
+            total += overhead + size * longest
+        else:
+            best = min(best, total)
+    return best
+
+
 @given(
-    lengths=st.lists(st.integers(min_value=1, max_value=400), max_size=80).map(lambda xs: sorted(xs, reverse=True)),
-    rows=st.integers(min_value=1, max_value=40),
+    items=st.lists(st.tuples(st.integers(0, 300), st.integers(1, 200)), min_size=1, max_size=9),
+    rows=st.integers(min_value=1, max_value=6),
+    tokens=st.integers(min_value=1, max_value=1500),
+    overhead=st.integers(min_value=0, max_value=100),
 )
-def test_padded_runs_partition_in_order_within_the_row_and_padding_bounds(lengths: list[int], rows: int) -> None:
-    items = list(range(len(lengths)))
-    runs = list(padded_runs(items, lengths, rows))
-    assert [item for run in runs for item in run] == items
-    for run in runs:
-        assert 1 <= len(run) <= rows
-        padded, real = len(run) * max(lengths[k] for k in run), sum(lengths[k] for k in run)
-        assert len(run) == 1 or padded <= PADDING_SLACK * real
-    for run, following in itertools.pairwise(runs):  # a run ends only when the next item would break a bound
-        grown = [*run, following[0]]
-        assert len(grown) > rows or len(grown) * max(lengths[k] for k in grown) > PADDING_SLACK * sum(lengths[k] for k in grown)
+def test_cheapest_runs_are_the_cheapest_cut_within_the_limits(
+    items: list[tuple[int, int]], rows: int, tokens: int, overhead: int
+) -> None:
+    items = sorted(items, key=lambda item: -item[1])
+    widths, lengths = [w for w, _ in items], [n for _, n in items]
+    runs = cheapest_runs(widths, lengths, rows, tokens, overhead)
+    assert [k for start, end in runs for k in range(start, end)] == list(range(len(items)))
+    cost = 0
+    for start, end in runs:
+        size = end - start
+        assert 1 <= size <= rows
+        assert size == 1 or size * (max(widths[start:end]) + max(lengths[start:end])) <= tokens
+        cost += overhead + size * max(lengths[start:end])
+    assert cost == _brute_cheapest(widths, lengths, rows, tokens, overhead)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pytest_holistic.models.prefix_tree import PrefixPlan, plan_prefixes, unique_tokens
+from pytest_holistic.models.prefix_tree import PrefixPlan, plan_prefixes, unique_tokens, without_short_spans
 
 
 def _spelled(plan: PrefixPlan, node: int | None) -> tuple[int, ...]:
@@ -99,3 +99,45 @@ def test_any_plan_spells_each_cut_prefix_from_distinct_nodes(sequences: list[tup
     limits = [data.draw(st.integers(0, len(s))) for s in sequences]
     _check(sequences, limits, min_shared=data.draw(st.integers(1, 6)))
     assert unique_tokens(sequences) == len({s[:end] for s in sequences for end in range(1, len(s) + 1)})
+
+
+@settings(max_examples=200)
+@given(
+    sequences=st.lists(st.lists(st.integers(0, 3), min_size=0, max_size=24).map(tuple), min_size=1, max_size=12),
+    min_span=st.integers(min_value=1, max_value=8),
+)
+def test_short_spans_fold_into_their_children(sequences: list[tuple[int, ...]], min_span: int) -> None:
+    """Folding keeps a valid plan: every node at least ``min_span`` long, each sequence's nodes spelling its (possibly
+    lowered) cut, parents first, no prefix computed twice; a cut is lowered only to a kept ancestor's depth."""
+    plan = plan_prefixes(sequences, [len(s) - 1 for s in sequences], min_shared=2)
+    folded = without_short_spans(plan, min_span)
+    for index, node in enumerate(folded.nodes):
+        assert len(node.tokens) >= min_span and (node.parent is None or node.parent < index)
+        assert node.start == (0 if node.parent is None else folded.nodes[node.parent].depth)
+    spelled = [_spelled(folded, n) for n in range(len(folded.nodes))]
+    assert len(set(spelled)) == len(spelled)
+    for i, sequence in enumerate(sequences):
+        assert folded.cut[i] <= plan.cut[i]
+        assert _spelled(folded, folded.node_of[i]) == sequence[: folded.cut[i]]
+        if plan.node_of[i] is not None and len(plan.nodes[plan.node_of[i]].tokens) >= min_span:
+            ancestors = plan.path(plan.node_of[i])
+            if all(len(plan.nodes[a].tokens) >= min_span for a in ancestors):
+                assert folded.cut[i] == plan.cut[i]  # nothing on its way was short: unchanged
+    assert folded.shared_tokens <= sum(len(s) for s in sequences)
+
+
+def test_a_short_span_between_the_shots_and_the_passages_folds_into_the_passages() -> None:
+    shots = tuple(range(100, 140))
+    sequences = [
+        shots + (7, 8) + tuple(range(200, 230)) + (1,),
+        shots + (7, 8) + tuple(range(200, 230)) + (2,),
+        shots + (7, 9) + tuple(range(300, 330)) + (1,),
+        shots + (7, 9) + tuple(range(300, 330)) + (2,),
+    ]
+    plan = plan_prefixes(sequences, [len(s) - 1 for s in sequences], min_shared=16)
+    assert [len(node.tokens) for node in plan.nodes] == [41, 31, 31]  # the shots and "7", then each passage
+    folded = without_short_spans(plan, 16)
+    assert [len(node.tokens) for node in folded.nodes] == [41, 31, 31] and folded.cut == plan.cut
+    plan = plan_prefixes(sequences, [len(s) - 1 for s in sequences], min_shared=16)
+    tiny = without_short_spans(plan, 32)  # the passages' spans are too short now: each sequence runs from the shots
+    assert [len(node.tokens) for node in tiny.nodes] == [41] and tiny.cut == (41, 41, 41, 41)
