@@ -29,8 +29,9 @@ import urllib.request
 from pathlib import Path
 
 from pytest_holistic.models.base import GenerationRequest, ModelOptions
-from pytest_holistic.models.embedded import cache_root, gguf_path
+from pytest_holistic.models.embedded import gguf_path
 from pytest_holistic.models.openai_backend import OpenAIBackend
+from pytest_holistic.paths import cache_root
 
 SUBJECTS = ("rivers", "bridges", "volcanoes", "glaciers", "harbours", "forests", "deserts", "islands")
 

@@ -4,7 +4,6 @@ Public API. Importing it is cheap: no torch, transformers or datasets until a mo
 """
 
 from . import metrics
-from .adaptation import AdapterSpec, Completion
 from .gates import Gate, parse_gate
 from .models import (
     Backend,
@@ -19,6 +18,7 @@ from .models import (
     ScriptedModel,
     load_model,
 )
+from .plans import AdapterSpec, Completion
 from .scenarios import Fields, Instance, Reference, Scenario, csv_file, hf, jsonl, scenario
 
 __version__ = "0.1.0"

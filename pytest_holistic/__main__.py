@@ -47,8 +47,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             parser.error(f"--memory-cap-gb {args.memory_cap_gb}: give a positive number of GB, e.g. 16")
         if not args.output.strip():
             parser.error("-o/--output is empty: name the folder to write leaderboard.json and index.html into")
+        from .printable import printable
         from .report.merge import merge
-        from .report.printable import printable
 
         try:
             written = merge(args.reports, Path(args.output), memory_cap_gb=args.memory_cap_gb)

@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 from xdist.scheduler import LoadScopeScheduling
 
-from ._roles import REPORTER
 from .progress import ItemProgress, terminal_emitter
+from .report.reporter import REPORTER
 from .shards import assign_shards
 from .worker import LEDGER_KEY
 

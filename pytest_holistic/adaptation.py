@@ -14,25 +14,25 @@ method adapters beside it; facts only, the code is ours), so a HELM run spec's f
   one example per label in turn, seeded by ``seed``, HELM's train trial index), from the training instances in
   the order the dataset gives them.
 
-HELM's methods ``generation``, ``multiple_choice_joint`` and ``multiple_choice_separate`` live here; the three
-that only score (``multiple_choice_calibrated``, ``language_modeling``, ``ranking``) each have a small class in
-:mod:`.scoring_adapters`. Every method keeps the probability the model gave its answer, which calibration
-metrics need.
+Each method is a small class (:mod:`.answer_methods` for the three that read an answer, :mod:`.scoring_adapters` for
+the three that only score), registered in :data:`.methods.KINDS` with its defaults; the adapter asks its method what
+to write after the input, what an example's answer is, which requests to send and how to read the results. Every
+method keeps the probability the model gave its answer, which calibration metrics need.
 """
 
 from __future__ import annotations
 
-import math
 import random
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, field, fields, replace
+from dataclasses import replace
 from itertools import cycle
 from typing import Any
 
-from .errors import InternalError, UserError
-from .metrics.base import Column
-from .models.base import GenerationRequest, GenerationResult, LoglikelihoodRequest, LoglikelihoodResult
+from .errors import UserError
+from .methods import KINDS, METHODS
+from .models.base import GenerationResult, LoglikelihoodRequest, LoglikelihoodResult
+from .plans import AdapterSpec, AnswerMethod, Completion, Plan
 from .scenarios.instance import Instance
 
 NO_ANSWER = "n/a"
@@ -40,187 +40,20 @@ NO_ANSWER = "n/a"
 MULTI_LABEL_DELIMITER = ", "
 GROUP_PLACEHOLDER = "{group}"
 """In ``instructions``: the instance's group with underscores as spaces (HELM's MMLU ``about {subject}``)."""
-
-
-@dataclass(frozen=True)
-class AdapterSpec:
-    """How prompts are written. Field names and meanings are those of HELM's ``AdapterSpec``.
-
-    ``instructions`` is followed by ``instance_prefix`` like every block; HELM's run specs end their instructions with a
-    newline (their helpers add one), which is the blank line before the first instance. ``seed`` is HELM's train trial index, which seeds the draw of in-context
-    examples. ``per_group`` draws them, and fills ``{group}`` in the instructions, per instance group, as HELM
-    runs MMLU one subject at a time. ``stop`` is HELM's ``stop_sequences``.
-    """
-
-    method: str = "generation"
-    global_prefix: str = ""
-    global_suffix: str = ""
-    instructions: str = ""
-    input_prefix: str = ""
-    input_suffix: str = "\n"
-    reference_prefix: str = "A. "
-    reference_suffix: str = "\n"
-    output_prefix: str = "Answer: "
-    output_suffix: str = "\n"
-    instance_prefix: str = "\n"
-    max_train_instances: int = 5
-    sample_train: bool = True
-    multi_label: bool = False
-    per_group: bool = False
-    max_tokens: int = 32
-    stop: tuple[str, ...] = ("\n",)
-    seed: int = 0
-    chunk_words: int = 128
-    """language_modeling: words per scored piece of a document (each piece must fit the model's window)."""
-
-    def to_dict(self) -> dict[str, Any]:
-        return {**asdict(self), "stop": list(self.stop)}
-
-
-_DEFAULTS: Mapping[str, Mapping[str, Any]] = {
-    "generation": {},
-    "multiple_choice_joint": {"input_prefix": "Question: ", "max_tokens": 1},
-    "multiple_choice_separate": {"output_prefix": "Answer: ", "max_tokens": 0, "stop": ()},
-    "multiple_choice_calibrated": {"output_prefix": "Answer: ", "max_tokens": 0, "stop": ()},
-    "language_modeling": {
-        "input_suffix": "",
-        "output_prefix": "",
-        "output_suffix": "",
-        "max_train_instances": 0,
-        "max_tokens": 0,
-        "stop": (),
-    },
-    "ranking": {
-        "input_prefix": "Query: ",
-        "reference_prefix": "Passage: ",
-        "output_prefix": "Does the passage answer the query?\nAnswer: ",
-        "max_train_instances": 4,
-        "max_tokens": 0,
-        "stop": (),
-    },
-}
-METHODS = tuple(_DEFAULTS)
-HELM_METHODS: Mapping[str, str] = {
-    "generation": "generation",
-    "multiple_choice_joint": "multiple_choice_joint",
-    "multiple_choice_separate": "multiple_choice_separate_original",
-    "multiple_choice_calibrated": "multiple_choice_separate_calibrated",
-    "language_modeling": "language_modeling",
-    "ranking": "ranking_binary",
-}
-"""Each method's name in HELM's ``AdapterSpec.method``."""
-LOGLIKELIHOOD_METHODS = frozenset({"multiple_choice_separate", "multiple_choice_calibrated", "language_modeling", "ranking"})
-"""Methods that score text by its log-probability, so a model must return prompt log-probabilities to run them."""
 SPEC_KEYS = frozenset(AdapterSpec.__dataclass_fields__) - {"method"}
 RENAMED_KEYS: Mapping[str, str] = {"instance_separator": "instance_prefix"}
 """Marker keys of earlier versions and their HELM names, so an old suite gets a one-line fix."""
-_EVERY_METHOD = frozenset(
-    {Column.TEXT, Column.REFERENCES, Column.GOLD_LABEL, Column.PREDICTED_LABEL, Column.CONFIDENCE, Column.CORRECT}
-)
-_OPTIONS = _EVERY_METHOD | {Column.NUM_CHOICES, Column.CLASS_ANSWER}
-COLUMNS: Mapping[str, frozenset[Column]] = {
-    "generation": _EVERY_METHOD | {Column.CLASS_ANSWER},
-    "multiple_choice_joint": _OPTIONS,
-    "multiple_choice_separate": _OPTIONS | {Column.LOGPROB_MORE, Column.LOGPROB_LESS},
-    "multiple_choice_calibrated": _OPTIONS | {Column.LOGPROB_MORE, Column.LOGPROB_LESS},
-    "language_modeling": frozenset({Column.DOCUMENT_LOGPROB, Column.NUM_BYTES, Column.NUM_TOKENS}),
-    "ranking": _EVERY_METHOD | {Column.NUM_CHOICES, Column.RANKED_RELEVANCES, Column.RANKED_GOLD},
-}
-"""What each method's answers can feed to population metrics (two-option log-probabilities only from scoring; HELM's
-classification view not from a ranking, whose answer is an order of passages)."""
 
 
 def make_spec(method: str, **overrides: Any) -> AdapterSpec:
     """The spec for ``method`` with its defaults, then the marker's overrides."""
-    if method not in _DEFAULTS:
+    if method not in KINDS:
         raise UserError(f"unknown adapter {method!r}; use one of {', '.join(METHODS)}")
-    values = {**_DEFAULTS[method], **overrides}
+    values = {**KINDS[method].defaults, **overrides}
     if "stop" in values:
         stop = values["stop"]
         values["stop"] = (stop,) if isinstance(stop, str) else tuple(stop or ())
     return replace(AdapterSpec(method=method), **values)
-
-
-def label_character(reference_prefix: str) -> str:
-    """The character of ``reference_prefix`` that names the first option: its first letter or digit (HELM's rule)."""
-    for character in reference_prefix:
-        if character.isalnum():
-            return character
-    raise UserError(
-        f"reference_prefix {reference_prefix!r} has no letter or digit to number the options with; use e.g. 'A. ' or '(1) '"
-    )
-
-
-def option_labels(reference_prefix: str, count: int) -> tuple[str, ...]:
-    """The labels of ``count`` options: the first one's character counted up (``A``, ``B``...; ``1``, ``2``...)."""
-    first = ord(label_character(reference_prefix))
-    return tuple(chr(first + index) for index in range(count))
-
-
-@dataclass(frozen=True, slots=True)
-class Completion:
-    """What the model answered for one instance, in the adapter's answer space.
-
-    ``gold`` holds the correct outputs in that space (letters for the joint method), so
-    ``metric(completion.text, completion.gold)`` is right for every method. ``choice_scores`` are the numbers the
-    options were ranked by when those are not the log-probabilities themselves (calibrated: original minus
-    calibration log-probability; ranking: HELM's Yes/No key), and ``ranking`` lists option indices best first.
-    ``num_bytes`` and ``scored_tokens`` describe the document a language-modeling answer scored (``logprob`` is its
-    total). ``truncated_tokens`` is how many prompt tokens the model dropped from the left to fit its window (the
-    most over the options when they are scored); ``cached`` is True when every answer came from the response cache,
-    so ``seconds`` is replayed.
-    """
-
-    text: str
-    prompt: str
-    gold: tuple[str, ...]
-    choices: tuple[str, ...] = ()
-    predicted_index: int | None = None
-    probability: float | None = None
-    logprob: float | None = None
-    choice_logprobs: tuple[float, ...] = ()
-    tokens_in: int = 0
-    tokens_out: int = 0
-    seconds: float = 0.0
-    correct_indices: tuple[int, ...] = field(default=())
-    truncated_tokens: int = 0
-    cached: bool = field(default=False, compare=False)  # where the answer came from, not part of it
-    choice_scores: tuple[float, ...] = ()
-    ranking: tuple[int, ...] = ()
-    num_bytes: int = 0
-    scored_tokens: int = 0
-
-    @property
-    def correct(self) -> bool | None:
-        """For multiple choice: whether the chosen option is a right one; None for free generation."""
-        if not self.choices:
-            return None
-        return self.predicted_index is not None and self.predicted_index in self.correct_indices
-
-    def to_record(self) -> dict[str, Any]:
-        """Plain builtin types, one dict per item: its fields by name (tuples as lists), plus ``correct``.
-
-        Built field by field rather than with ``dataclasses.asdict``, whose recursive deep copy was the largest
-        per-item cost of a warm run (every value here is already a builtin).
-        """
-        record = {name: getattr(self, name) for name in _COMPLETION_FIELDS}
-        record["correct"] = self.correct
-        for key in _COMPLETION_TUPLES:
-            record[key] = list(record[key])
-        return record
-
-
-_COMPLETION_FIELDS = tuple(f.name for f in fields(Completion))
-_COMPLETION_TUPLES = ("gold", "choices", "choice_logprobs", "correct_indices", "choice_scores", "ranking")
-
-
-@dataclass(frozen=True, slots=True)
-class Plan:
-    """The requests one instance needs, kept with the prompt for the record."""
-
-    prompt: str
-    generation: GenerationRequest | None = None
-    loglikelihood: tuple[LoglikelihoodRequest, ...] = ()
 
 
 def example_pool(spec: AdapterSpec, train: Sequence[Instance]) -> tuple[int, tuple[Instance, ...]]:
@@ -294,23 +127,20 @@ def examples_by_group(spec: AdapterSpec, train: Sequence[Instance]) -> dict[str 
 
 
 class Adapter:
-    """Builds prompts for one scenario run and reads the model's answers back.
+    """Builds prompts for one scenario run and reads the model's answers back (the :class:`.plans.Layout` its method
+    builds on; the method, from :data:`.methods.KINDS`, decides what is asked and how the answer reads).
 
     ``examples`` are the in-context examples: a sequence for every instance, or a mapping from group to the
     group's examples when the spec says ``per_group`` (a group with none gets the instructions alone).
     """
 
     def __init__(self, spec: AdapterSpec, examples: Sequence[Instance] | Mapping[str | None, Sequence[Instance]]) -> None:
-        from .scoring_adapters import SCORING  # builds on this module's types, so imported here
-
         self.spec = spec
-        if spec.method == "multiple_choice_joint":
-            label_character(spec.reference_prefix)  # a prefix that cannot number the options fails once, here
+        self.method: AnswerMethod = KINDS[spec.method].make(self)
         groups = examples if isinstance(examples, Mapping) else {None: examples}
         self.examples_by_group: Mapping[str | None, tuple[Instance, ...]] = {key: tuple(found) for key, found in groups.items()}
-        self._scoring = SCORING[spec.method](self) if spec.method in SCORING else None
         for example in self.examples:
-            self._check_options(example)
+            self.method.check(example)
         self._preambles = {key: self._build_preamble(key, found) for key, found in self.examples_by_group.items()}
 
     @property
@@ -318,43 +148,18 @@ class Adapter:
         """Every in-context example of the run, group after group."""
         return tuple(example for found in self.examples_by_group.values() for example in found)
 
-    def _check_options(self, instance: Instance) -> None:
-        """Runs for every plan: counts the references (the options) without building ``choices``, a new tuple per read."""
-        if self._scoring is not None:
-            self._scoring.check(instance)
-            return
-        method = self.spec.method
-        if method in ("multiple_choice_joint", "multiple_choice_separate") and not instance.references:
-            raise UserError(f"instance {instance.id!r} has no options; {method} needs the options as references")
-
     # -- the blocks of a prompt ------------------------------------------------------------------
 
-    def labels(self, instance: Instance) -> tuple[str, ...]:
-        """The option labels of a joint multiple-choice instance (``A``, ``B``... from ``reference_prefix``)."""
-        return option_labels(self.spec.reference_prefix, len(instance.references))
-
     def input_block(self, instance: Instance) -> str:
-        """``input_prefix + input + input_suffix``, then for joint multiple choice every labelled option."""
+        """``input_prefix + input + input_suffix``, then what the method writes after the input (joint: every option)."""
         spec = self.spec
-        block = f"{spec.input_prefix}{instance.input}{spec.input_suffix}"
-        if spec.method == "multiple_choice_joint":
-            first = label_character(spec.reference_prefix)
-            block += "".join(
-                f"{spec.reference_prefix.replace(first, label)}{reference.text}{spec.reference_suffix}"
-                for label, reference in zip(self.labels(instance), instance.references, strict=True)
-            )
-        return block
+        return f"{spec.input_prefix}{instance.input}{spec.input_suffix}{self.method.options_block(instance)}"
 
     def answer(self, instance: Instance) -> str:
-        """An example's answer: its first correct reference (its label for joint), all of them with ``multi_label``."""
-        correct = instance.correct_indices
-        if not correct:
+        """An example's answer: its first correct output in the method's answer space, all of them with ``multi_label``."""
+        answers = self.method.answers(instance)
+        if not answers:
             return NO_ANSWER
-        if self.spec.method == "multiple_choice_joint":
-            labels = self.labels(instance)
-            answers = [labels[k] for k in correct]
-        else:
-            answers = [instance.references[k].text for k in correct]
         return MULTI_LABEL_DELIMITER.join(answers) if self.spec.multi_label else answers[0]
 
     def answered_block(self, instance: Instance, answer: str) -> str:
@@ -365,9 +170,6 @@ class Adapter:
     def question(self, instance: Instance) -> str:
         """The evaluated instance's block: up to the output prefix, right-stripped, where the model answers."""
         return self.input_block(instance) + self.spec.output_prefix.rstrip()
-
-    def _example_block(self, example: Instance) -> str:
-        return self.answered_block(example, self.answer(example))
 
     def instructions(self, group: str | None) -> str:
         """The instructions of a ``per_group`` run, ``{group}`` filled with the group's name (underscores as spaces)."""
@@ -383,9 +185,8 @@ class Adapter:
 
     def _build_preamble(self, group: str | None, examples: Sequence[Instance]) -> str:
         """What comes before the evaluated block: instructions and example blocks, each followed by ``instance_prefix``."""
-        block = self._scoring.example_block if self._scoring is not None else self._example_block
         instructions = self.instructions(group) if self.spec.per_group else self.spec.instructions
-        parts = ([instructions] if instructions else []) + [block(example) for example in examples]
+        parts = ([instructions] if instructions else []) + [self.method.example_block(example) for example in examples]
         return "".join(part + self.spec.instance_prefix for part in parts)
 
     def _preamble(self, instance: Instance, examples: bool) -> str:
@@ -414,16 +215,8 @@ class Adapter:
     # -- requests and answers --------------------------------------------------------------------
 
     def plan(self, instance: Instance) -> Plan:
-        spec = self.spec
-        self._check_options(instance)
-        if self._scoring is not None:
-            return self._scoring.plan(instance)
-        if spec.method == "multiple_choice_separate":
-            requests = tuple(self.scored_option(instance, reference.text) for reference in instance.references)
-            return Plan(requests[0].context, loglikelihood=requests)
-        prompt = self.prompt(instance, self.question(instance))
-        stop = () if spec.method == "multiple_choice_joint" else spec.stop  # HELM's joint requests carry no stop sequence
-        return Plan(prompt, generation=GenerationRequest(prompt, spec.max_tokens, stop, 0.0, spec.seed))
+        self.method.check(instance)
+        return self.method.plan(instance)
 
     def interpret(
         self,
@@ -432,69 +225,4 @@ class Adapter:
         generated: GenerationResult | None,
         scored: Sequence[LoglikelihoodResult] = (),
     ) -> Completion:
-        method = self.spec.method
-        if self._scoring is not None:
-            return self._scoring.interpret(instance, plan, scored)
-        if method == "multiple_choice_separate":
-            return self._separate(instance, plan, scored)
-        if generated is None:
-            raise InternalError(f"adapter {method!r} planned a generation request for {instance.id!r} but got no generation back")
-        text = generated.text.strip()
-        common = {
-            "prompt": plan.prompt,
-            "logprob": generated.logprob,
-            "tokens_in": generated.tokens_in,
-            "tokens_out": generated.tokens_out,
-            "seconds": generated.seconds,
-            "truncated_tokens": generated.truncated_tokens,
-            "cached": generated.cached,
-        }
-        probability = math.exp(generated.logprob) if generated.token_logprobs else None
-        if method == "multiple_choice_joint":
-            labels = self.labels(instance)
-            correct = instance.correct_indices  # a property that builds its tuple on every read
-            # HELM maps the stripped answer through {label: option}: anything but a label is no option.
-            index = labels.index(text) if text in labels else None
-            return Completion(
-                text=text,
-                gold=tuple(labels[k] for k in correct),
-                choices=labels,
-                predicted_index=index,
-                probability=probability,
-                correct_indices=correct,
-                **common,
-            )
-        return Completion(text=text, gold=instance.correct_references, probability=probability, **common)
-
-    def _separate(self, instance: Instance, plan: Plan, scored: Sequence[LoglikelihoodResult]) -> Completion:
-        """HELM's ``multiple_choice_separate_original``: each option's log-probability per token; the first best wins.
-
-        The probability kept for calibration is the softmax of those per-token scores at the chosen option (HELM's
-        ``max_prob``).
-        """
-        if len(scored) != len(instance.references):
-            raise InternalError(
-                f"adapter 'multiple_choice_separate' planned {len(instance.references)} requests "
-                f"for {instance.id!r} but got {len(scored)} results"
-            )
-        logprobs = tuple(result.logprob for result in scored)
-        scores = tuple(result.logprob / max(result.tokens_scored, 1) for result in scored)
-        best = max(range(len(scores)), key=lambda k: (scores[k], -k))
-        top = scores[best]
-        return Completion(
-            text=instance.choices[best],
-            prompt=plan.prompt,
-            gold=instance.correct_references,
-            choices=instance.choices,
-            predicted_index=best,
-            probability=1.0 / math.fsum(math.exp(value - top) for value in scores),
-            logprob=logprobs[best],
-            choice_logprobs=logprobs,
-            choice_scores=scores,
-            tokens_in=sum(result.tokens_in for result in scored),
-            tokens_out=0,
-            seconds=sum(result.seconds for result in scored),
-            correct_indices=instance.correct_indices,
-            truncated_tokens=max(result.truncated_tokens for result in scored),
-            cached=all(result.cached for result in scored),
-        )
+        return self.method.interpret(instance, plan, generated, scored)

@@ -15,10 +15,10 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from .adaptation import Completion
 from .errors import UserError
 from .metrics.accuracy import normalize_text
 from .perturbations.diff import changed_words, describe
+from .plans import Completion
 
 if TYPE_CHECKING:
     from .execution import Work

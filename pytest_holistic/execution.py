@@ -21,10 +21,10 @@ from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .adaptation import Completion, Plan
 from .errors import HolisticError, InternalError, ModelLoadError, ModelOutputError, UserError
 from .metrics import Column, ScoredMetric, Scorer, ScorerError, ScorerUnavailable
 from .models.base import Cancelled, Failed, GenerationResult, LoglikelihoodResult, Model
+from .plans import Completion, Plan
 from .runspec import RunSpec
 from .scenarios.instance import Instance
 from .shards import assign_shards

@@ -14,19 +14,20 @@ from typing import Any
 
 import pytest
 
-from ._roles import ITEM_SCORES, ITEM_WORK, REPORTER, WORKER_SIDE, is_worker
-from .adaptation import Completion
+from ._roles import is_worker
 from .answers import AnswerProbe
 from .errors import UserError
 from .gates import check_metric_name
 from .models import cache as response_cache
 from .models.cached import CachedModel
+from .plans import Completion
+from .printable import printable
 from .report.json_report import JsonWriter, new_run_id
-from .report.printable import printable
+from .report.outputs import Writer
 from .report.regression import comparison_plan
-from .report.reporter import Reporter, Writer
+from .report.reporter import REPORTER, Reporter
 from .settings import Settings, add_options, check_device, check_writable
-from .worker import Recorder, WorkerSide, gate_metric_names, prepare_worker
+from .worker import ITEM_SCORES, ITEM_WORK, WORKER_SIDE, Recorder, WorkerSide, gate_metric_names, prepare_worker
 
 MARKER_HELP = "holistic(scenario, adapter=..., metrics=..., gates=...): evaluate a model on every instance of the scenario"
 SELECTION_MARKERS = {
@@ -69,7 +70,7 @@ def pytest_configure(config: pytest.Config) -> None:
         if controller and not config.option.collectonly:
             check_writable(settings.report_dir)
             check_device(settings.model_options.device)
-        plan = comparison_plan(settings) if controller else None  # the baseline, read and checked before any model work
+        plan = comparison_plan(settings.baseline, settings.fail_on_regression) if controller else None  # the baseline, read and checked before any model work
     except UserError as error:
         raise pytest.UsageError(printable(f"pytest-holistic: {error}")) from None
     if not controller:
@@ -82,7 +83,7 @@ def pytest_configure(config: pytest.Config) -> None:
     if controller:
         run_id = new_run_id()
         from .report.html_report import HtmlWriter  # the page's styles and script load on the controller only
-        from .report.provenance import scrub_text
+        from .scrubbing import scrub_text
 
         shown = scrub_text(settings.model)  # a spec with a URL's password or a key in it is never written or printed
         writers: list[Writer] = [

@@ -13,25 +13,17 @@ from pathlib import Path
 from typing import Any
 
 from . import metrics as metric_registry
-from .adaptation import (
-    COLUMNS,
-    GROUP_PLACEHOLDER,
-    METHODS,
-    RENAMED_KEYS,
-    SPEC_KEYS,
-    Adapter,
-    AdapterSpec,
-    examples_by_group,
-    make_spec,
-)
+from .adaptation import GROUP_PLACEHOLDER, RENAMED_KEYS, SPEC_KEYS, Adapter, examples_by_group, make_spec
 from .errors import UserError
 from .gates import Gate, parse_gate
+from .methods import COLUMNS, LOGLIKELIHOOD_METHODS, METHODS
 from .metrics import CALIBRATION, MetricInfo, ScoredMetric, ScoresOf
 from .metrics.base import INSTANCE_COLUMNS
 from .perturbations.base import Perturbation
 from .perturbations.catalog import resolve
 from .perturbations.wordlists import WordLists
-from .report.records import RunInfo
+from .plans import AdapterSpec
+from .records import RunInfo
 from .scenarios.instance import Instance
 from .scenarios.scenario import LoadedScenario, Scenario, subsample
 
@@ -47,7 +39,6 @@ DEFAULT_METRICS: Mapping[str, tuple[str, ...]] = {
     "language_modeling": ("bits_per_byte", "logprob_per_byte", "perplexity"),
     "ranking": ("rr_at_10", "ndcg_at_10", *CALIBRATION),
 }
-SCORING_ONLY = frozenset({"multiple_choice_separate", "multiple_choice_calibrated", "language_modeling", "ranking"})
 """Methods that only score text, so ``max_tokens=0`` is allowed (nothing is generated)."""
 
 
@@ -381,7 +372,7 @@ def _value_problem(name: str, value: Any, method: str) -> str | None:
     elif name in _TEXT_KEYS and method == "language_modeling":
         ok, wanted = value == "", "left out (or ''): language_modeling scores the document exactly as it is, with no prompt text"
     elif name == "max_tokens":
-        least = 0 if method in SCORING_ONLY else 1
+        least = 0 if method in LOGLIKELIHOOD_METHODS else 1
         ok, wanted = _whole(value, least), f"a whole number >= {least} (tokens to generate)"
     elif name == "seed":
         ok, wanted = _whole(value, 0), "a whole number >= 0"

@@ -1,8 +1,8 @@
 """The adaptation methods that only score text: calibrated multiple choice, language modeling, binary ranking.
 
-Each is one small class with the same four parts (``check`` an instance, write a few-shot ``example_block``,
-``plan`` the log-likelihood requests, ``interpret`` the results), so :class:`.adaptation.Adapter` dispatches
-once instead of growing an if-chain per method. Sources of the layouts (facts only; the code is ours):
+Each is one small class with the parts every method has (:class:`.plans.AnswerMethod`: ``check`` an instance, write a
+few-shot ``example_block``, ``plan`` the log-likelihood requests, ``interpret`` the results), registered with the
+others in :mod:`.methods`. Sources of the layouts (facts only; the code is ours):
 
 - ``multiple_choice_calibrated``: HELM ``multiple_choice_separate_calibrated``
   (``helm/benchmark/adaptation/adapters/multiple_choice_calibrated_adapter.py``): per option the original
@@ -26,32 +26,19 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import replace
-from typing import TYPE_CHECKING, Protocol
 
-from .adaptation import Completion, Plan
+from .answer_methods import Method
 from .errors import InternalError, UserError
-from .models.base import LoglikelihoodRequest, LoglikelihoodResult
+from .models.base import GenerationResult, LoglikelihoodRequest, LoglikelihoodResult
+from .plans import Completion, Plan
 from .scenarios.instance import Instance
-
-if TYPE_CHECKING:
-    from .adaptation import Adapter
 
 CALIBRATION_INPUT = "Answer:"
 RELEVANT, NOT_RELEVANT = "Yes", "No"
 LONGEST_PIECE = 200
 """Characters: a run without whitespace longer than this is cut inside, so one piece always fits a window."""
-
-
-class ScoringMethod(Protocol):
-    def check(self, instance: Instance) -> None: ...
-
-    def example_block(self, example: Instance) -> str: ...
-
-    def plan(self, instance: Instance) -> Plan: ...
-
-    def interpret(self, instance: Instance, plan: Plan, scored: Sequence[LoglikelihoodResult]) -> Completion: ...
 
 
 def spaced(prompt: str, text: str) -> str:
@@ -78,30 +65,28 @@ def _totals(scored: Sequence[LoglikelihoodResult]) -> dict[str, object]:
     }
 
 
-class Calibrated:
+class Calibrated(Method):
     """``multiple_choice_calibrated``: each option's log-probability minus its log-probability after ``Answer:`` alone."""
 
-    def __init__(self, adapter: Adapter) -> None:
-        self.adapter = adapter
+    name = "multiple_choice_calibrated"
 
     def check(self, instance: Instance) -> None:
         if not instance.references:
             raise UserError(f"instance {instance.id!r} has no options; multiple_choice_calibrated needs references to score")
 
-    def example_block(self, example: Instance) -> str:
-        return self.adapter.answered_block(example, self.adapter.answer(example))
-
     def plan(self, instance: Instance) -> Plan:
         """Per option the original request, then HELM's calibration request: instructions, no examples, input ``Answer:``."""
-        adapter = self.adapter
+        layout = self.layout
         calibration = replace(instance, input=CALIBRATION_INPUT)
         requests: list[LoglikelihoodRequest] = []
         for text in instance.choices:
-            requests.append(adapter.scored_option(instance, text))
-            requests.append(adapter.scored_option(calibration, text, examples=False))
+            requests.append(layout.scored_option(instance, text))
+            requests.append(layout.scored_option(calibration, text, examples=False))
         return Plan(requests[0].context, loglikelihood=tuple(requests))
 
-    def interpret(self, instance: Instance, plan: Plan, scored: Sequence[LoglikelihoodResult]) -> Completion:
+    def interpret(
+        self, instance: Instance, plan: Plan, generated: GenerationResult | None, scored: Sequence[LoglikelihoodResult]
+    ) -> Completion:
         _expect(instance, scored, 2 * len(instance.references), "multiple_choice_calibrated")
         original = tuple(result.logprob for result in scored[0::2])
         scores = tuple(value - result.logprob for value, result in zip(original, scored[1::2], strict=True))
@@ -138,11 +123,10 @@ def document_pieces(text: str, words: int) -> tuple[int, ...]:
     return tuple(sorted(set(cuts)))
 
 
-class LanguageModeling:
+class LanguageModeling(Method):
     """``language_modeling``: the input is a document; its log-probability is summed over pieces that fit a window."""
 
-    def __init__(self, adapter: Adapter) -> None:
-        self.adapter = adapter
+    name = "language_modeling"
 
     def check(self, instance: Instance) -> None:
         if not instance.input.strip():
@@ -153,13 +137,15 @@ class LanguageModeling:
 
     def plan(self, instance: Instance) -> Plan:
         text = instance.input
-        bounds = (0, *document_pieces(text, self.adapter.spec.chunk_words), len(text))
+        bounds = (0, *document_pieces(text, self.layout.spec.chunk_words), len(text))
         requests = tuple(
             LoglikelihoodRequest(text[:start], text[start:end]) for start, end in zip(bounds, bounds[1:]) if end > start
         )
         return Plan(text, loglikelihood=requests)
 
-    def interpret(self, instance: Instance, plan: Plan, scored: Sequence[LoglikelihoodResult]) -> Completion:
+    def interpret(
+        self, instance: Instance, plan: Plan, generated: GenerationResult | None, scored: Sequence[LoglikelihoodResult]
+    ) -> Completion:
         _expect(instance, scored, len(plan.loglikelihood), "language_modeling")
         return Completion(
             text="",
@@ -172,11 +158,10 @@ class LanguageModeling:
         )
 
 
-class Ranking:
+class Ranking(Method):
     """``ranking``: one Yes/No question per (query, passage); passages ordered by HELM's binary-ranking key."""
 
-    def __init__(self, adapter: Adapter) -> None:
-        self.adapter = adapter
+    name = "ranking"
 
     def check(self, instance: Instance) -> None:
         if not instance.references:
@@ -184,7 +169,7 @@ class Ranking:
 
     def block(self, instance: Instance, passage: str, label: str | None = None) -> str:
         """HELM's binary-ranking block: the passage, the query, the question, and ``label`` or the open answer."""
-        spec = self.adapter.spec
+        spec = self.layout.spec
         head = f"{spec.reference_prefix}{passage}{spec.reference_suffix}{spec.input_prefix}{instance.input}{spec.input_suffix}"
         if label is None:
             return head + spec.output_prefix.rstrip()
@@ -192,20 +177,22 @@ class Ranking:
 
     def example_block(self, example: Instance) -> str:
         """A training query with every one of its passages, in order, answered Yes or No (HELM shows them all)."""
-        return self.adapter.spec.instance_prefix.join(
+        return self.layout.spec.instance_prefix.join(
             self.block(example, reference.text, RELEVANT if reference.correct else NOT_RELEVANT)
             for reference in example.references
         )
 
     def plan(self, instance: Instance) -> Plan:
-        prompts = [self.adapter.prompt(instance, self.block(instance, passage)) for passage in instance.choices]
+        prompts = [self.layout.prompt(instance, self.block(instance, passage)) for passage in instance.choices]
         requests: list[LoglikelihoodRequest] = []
         for prompt in prompts:
             requests.append(LoglikelihoodRequest(prompt, spaced(prompt, RELEVANT)))
             requests.append(LoglikelihoodRequest(prompt, spaced(prompt, NOT_RELEVANT)))
         return Plan(prompts[0], loglikelihood=tuple(requests))
 
-    def interpret(self, instance: Instance, plan: Plan, scored: Sequence[LoglikelihoodResult]) -> Completion:
+    def interpret(
+        self, instance: Instance, plan: Plan, generated: GenerationResult | None, scored: Sequence[LoglikelihoodResult]
+    ) -> Completion:
         _expect(instance, scored, 2 * len(instance.references), "ranking")
         yes, no = scored[0::2], scored[1::2]
         keys = [ranking_key(y.logprob, n.logprob, y.is_greedy, n.is_greedy) for y, n in zip(yes, no, strict=True)]
@@ -236,10 +223,3 @@ def ranking_key(yes: float, no: float, yes_greedy: bool, no_greedy: bool) -> tup
     if yes_greedy:
         return 2, yes
     return (1 if no_greedy else 0), -no
-
-
-SCORING: Mapping[str, type[Calibrated | LanguageModeling | Ranking]] = {
-    "multiple_choice_calibrated": Calibrated,
-    "language_modeling": LanguageModeling,
-    "ranking": Ranking,
-}

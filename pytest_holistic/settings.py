@@ -21,7 +21,7 @@ from .metrics import TOXICITY
 from .models.base import ModelOptions
 from .models.registry import check_model_spec
 from .models.scoring import STRATEGIES
-from .report.regression import check_regression_specs
+from .regression_specs import RegressionSpec, check_regression_specs
 from .scenarios.scenario import SOURCES
 
 if TYPE_CHECKING:
@@ -336,7 +336,7 @@ class Settings:
     perturb: tuple[str, ...] = ()  # perturbations the command line adds to every run (names and sets, checked)
     junit: Path | None = None  # --holistic-junit: the JUnit XML file for CI test reporters
     baseline: Path | None = None  # --holistic-baseline: a stored report.json to compare with
-    fail_on_regression: tuple[str, ...] = ()  # --holistic-fail-on-regression specs, METRIC:MARGIN
+    fail_on_regression: tuple[RegressionSpec, ...] = ()  # --holistic-fail-on-regression checks, parsed
     data_dir: Path | None = None  # --holistic-data-dir: copies of hub datasets in their real schema, read instead of the hub
     word_lists: WordLists | None = None  # --holistic-word-lists: the user's copies of HELM's word lists (None: the project's)
 

@@ -24,25 +24,30 @@ from typing import Any
 import pytest
 
 from . import _devices
-from ._roles import ITEM_ANSWER, ITEM_PROBE, ITEM_SCORES, ITEM_WORK, is_worker
-from .adaptation import LOGLIKELIHOOD_METHODS
+from ._roles import is_worker
 from .answers import AnswerProbe, counterexample_text
 from .errors import HolisticError, InternalError, ModelLoadError, UserError
 from .execution import Answer, Executor, Scorers, Work
 from .gates import check_metric_name
+from .methods import LOGLIKELIHOOD_METHODS
 from .metrics import known_names
-from .metrics.base import Score
+from .metrics.base import EFFICIENCY, Score
 from .models.cache import ResponseCache
 from .models.cached import CachedModel
 from .models.registry import Backend, resolve_backend
+from .printable import printable
 from .progress import ModelProgress, terminal_emitter
-from .report.printable import printable
-from .report.provenance import scrub_text
-from .report.records import CollectedRun, ItemRecord, Outcome, RunHeader, WorkerSummary
+from .records import CollectedRun, ItemRecord, Outcome, RunHeader, WorkerSummary
 from .runspec import RunSpec, build_run, item_id
+from .scrubbing import scrub_text
 from .settings import Settings
 
 LEDGER_KEY = "holistic_ledger"  # workerinput key: the folder where each xdist worker keeps its ledger file
+WORKER_SIDE = pytest.StashKey["WorkerSide"]()  # on the config: this process's side
+ITEM_WORK = pytest.StashKey[Work]()  # on a holistic item: its run and instance
+ITEM_ANSWER = pytest.StashKey[Answer]()  # its answer, once its shard is computed
+ITEM_SCORES = pytest.StashKey[dict[str, float]]()  # what the test recorded
+ITEM_PROBE = pytest.StashKey[AnswerProbe]()  # the answer() fixture's probe, for property tests
 PROPERTY_PREFIX = "holistic."  # the names this plugin gives an item's user_properties
 
 
@@ -98,8 +103,6 @@ def _peak_rss_mib() -> float:
 
 def gate_metric_names() -> list[str]:
     """Every metric name a gate can check without the test recording it: the registries and the efficiency figures."""
-    from .report.aggregate import EFFICIENCY
-
     return [*known_names(), *EFFICIENCY]
 
 

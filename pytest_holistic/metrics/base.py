@@ -43,6 +43,8 @@ FAMILIES: tuple[Family, ...] = (
     "custom",
     "efficiency",
 )
+EFFICIENCY = ("runtime_s", "tokens_in", "tokens_out", "throughput", "tokens_per_s")
+"""The efficiency figures of every run, from its items' execution (not per-instance scores)."""
 
 F = TypeVar("F", bound=Callable[..., Any])
 Kind = Literal["instance", "population", "scored"]
@@ -224,10 +226,6 @@ def reference_metric(
         return metric
 
     return decorate
-
-
-def info_of(function: Any) -> MetricInfo:
-    return function.info
 
 
 def population_metric(

@@ -9,7 +9,7 @@ Sources (facts only; the code is the project's own):
   ``summarization_coverage`` = Σ|f| / |S|, ``summarization_density`` = Σ|f|² / |S|,
   ``summarization_compression`` = |A| / |S|; each is 0 when its denominator is 0, as SummEval returns.
   Names as HELM's ``summarization_metrics.py`` reports them. Before that HELM ``strip()``s the completion and
-  then removes one leading ``{`` and one trailing ``}`` from it and from the article (``_remove_braces``:
+  then removes one leading ``{`` and one trailing ``}`` from it and from the article (:func:`.summary_text.remove_braces`, HELM's ``_remove_braces``:
   nothing else is stripped, so ``" {x} "`` becomes ``"x"`` but ``"{{x}}"`` keeps one brace each side);
   ``tests/conformance/test_helm_metrics.py`` checks all of this against HELM's own outputs. SummEval tokenises with spaCy's
   ``en_core_web_sm``; spaCy is not a dependency here, so both texts are tokenised with
@@ -36,6 +36,7 @@ from collections.abc import Callable, Sequence
 
 from ..errors import UserError
 from .base import Column, Family, MetricInfo, ScoredMetric, Scorer, ScorerUnavailable
+from .summary_text import remove_braces
 from .tokenize import word_tokenize
 
 GRUSKY = "Grusky et al. 2018 (Newsroom) extractive fragments, as SummEval DataStatsMetric; HELM summarization_metrics.py"
@@ -76,13 +77,6 @@ def extractive_fragments(summary: Sequence[str], article: Sequence[str]) -> list
         else:
             position += 1
     return fragments
-
-
-def remove_braces(text: str) -> str:
-    """One leading ``{`` and one trailing ``}`` removed, as HELM's summarisation metric does before scoring."""
-    text = text.removeprefix("{")
-    text = text.removesuffix("}")
-    return text
 
 
 def data_stats(summary: str, article: str) -> tuple[float, float, float]:

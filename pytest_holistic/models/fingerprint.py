@@ -26,7 +26,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from .embedded import cache_root
+from ..paths import cache_root
 
 IDENTITY_SUFFIXES = (".safetensors", ".bin", ".pt", ".gguf")
 """Files whose bytes are the weights; with ``config.json`` they make the identity of a folder."""

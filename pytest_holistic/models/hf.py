@@ -29,9 +29,8 @@ from .base import (
     ModelInfo,
     ModelOptions,
 )
-from .hf_shared import SharedPaths
+from .hf_shared import SharedPaths, TokenPair
 
-_Pair = tuple[list[int], list[int], int]
 """A scoring request as tokens: (context kept, continuation, context tokens dropped from the left)."""
 
 
@@ -512,7 +511,7 @@ class HFModel(BatchStreaming):
         yield from self._plain_loglikelihood(requests, pairs, indices)
 
     def _plain_loglikelihood(
-        self, requests: Sequence[LoglikelihoodRequest], pairs: list[_Pair], indices: Sequence[int]
+        self, requests: Sequence[LoglikelihoodRequest], pairs: list[TokenPair], indices: Sequence[int]
     ) -> Iterator[list[tuple[int, LoglikelihoodResult]]]:
         """The requests at ``indices``, each context computed whole (once for all the continuations that share it)."""
         groups: dict[tuple[int, ...], list[int]] = defaultdict(list)
@@ -537,7 +536,7 @@ class HFModel(BatchStreaming):
     def _loglikelihood_results(
         self,
         requests: Sequence[LoglikelihoodRequest],
-        pairs: list[_Pair],
+        pairs: list[TokenPair],
         members: Sequence[int],
         scores: scoring.Scores,
         elapsed: float,
@@ -558,7 +557,7 @@ class HFModel(BatchStreaming):
         return results
 
     def _next_batch(
-        self, contexts: list[tuple[int, ...]], start: int, groups: dict[tuple[int, ...], list[int]], pairs: list[_Pair]
+        self, contexts: list[tuple[int, ...]], start: int, groups: dict[tuple[int, ...], list[int]], pairs: list[TokenPair]
     ) -> list[tuple[int, ...]]:
         """The contexts of the next batch: at most ``batch_size`` of them and ``token_budget`` padded tokens (at least one).
 
@@ -584,7 +583,7 @@ class HFModel(BatchStreaming):
         return contexts[start:low]
 
     def _score_batch(
-        self, batch: list[tuple[int, ...]], groups: dict[tuple[int, ...], list[int]], pairs: list[_Pair]
+        self, batch: list[tuple[int, ...]], groups: dict[tuple[int, ...], list[int]], pairs: list[TokenPair]
     ) -> tuple[scoring.Scores, list[int]]:
         """Score one batch with the chosen strategy; falls back to ``full`` where the architecture cannot do it."""
         members = [i for c in batch for i in groups[c]]

@@ -13,15 +13,73 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterator, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from . import scoring
-from .base import GenerationResult, LoglikelihoodRequest, LoglikelihoodResult
+from .base import GenerationResult, LoglikelihoodRequest, LoglikelihoodResult, ModelInfo
 from .prefix_sharing import PrefixRunner, Row, SharingUnsupported, cheapest_runs, kv_bytes_per_token, split_plan
 from .prefix_tree import PrefixPlan
 
-if TYPE_CHECKING:
-    from .hf import HFModel
+TokenPair = tuple[list[int], list[int], int]
+"""A log-likelihood request in tokens: context, continuation, and the context tokens cut from the left."""
+
+
+class SharingOwner(Protocol):
+    """What the shared paths use of the model they belong to (:class:`.hf.HFModel`): its settings, its checks and its
+    unshared paths, which they fall back to."""
+
+    model: Any
+    tokenizer: Any
+    info: ModelInfo
+    eos_id: int | None
+    token_budget: int | None
+    prefix_sharing: str
+    _scorer: scoring.Scorer
+    _sharing_checked: set[str]
+
+    def _sharing_unavailable(self, reason: str) -> None: ...
+
+    def _out_of_memory(self, error: BaseException) -> bool: ...
+
+    def _halved(self, size: int, error: BaseException, unit: str, fix: str) -> int: ...
+
+    def _loglikelihood_results(
+        self,
+        requests: Sequence[LoglikelihoodRequest],
+        pairs: list[TokenPair],
+        members: Sequence[int],
+        scores: scoring.Scores,
+        elapsed: float,
+    ) -> list[tuple[int, LoglikelihoodResult]]: ...
+
+    def _plain_loglikelihood(
+        self, requests: Sequence[LoglikelihoodRequest], pairs: list[TokenPair], indices: Sequence[int]
+    ) -> Iterator[list[tuple[int, LoglikelihoodResult]]]: ...
+
+    def _plain_generation(
+        self,
+        indices: Sequence[int],
+        prompts: dict[int, list[int]],
+        encoded: dict[int, list[int]],
+        budget: int,
+        stop: tuple[str, ...],
+        temperature: float,
+        seed: int,
+    ) -> Iterator[list[tuple[int, GenerationResult]]]: ...
+
+    def _generate_batch(
+        self, prompts: list[list[int]], max_tokens: int, stop: tuple[str, ...], temperature: float, seed: int
+    ) -> list[GenerationResult]: ...
+
+    def generation_results(
+        self,
+        prompt_lengths: Sequence[int],
+        new_tokens: Sequence[list[int]],
+        step_logprobs: Sequence[list[float]],
+        stop: tuple[str, ...],
+        elapsed: float,
+    ) -> list[GenerationResult]: ...
+
 
 WORTH_SHARING = 0.1
 """Under ``auto``, the fraction of a call's tokens sharing must save before the prefix path is taken."""
@@ -38,9 +96,9 @@ _FALLBACK_ERRORS = (SharingUnsupported, AttributeError, NotImplementedError, Typ
 
 
 class SharedPaths:
-    """Log-likelihood and greedy generation with shared prefixes, for one :class:`~.hf.HFModel`."""
+    """Log-likelihood and greedy generation with shared prefixes, for one :class:`~.hf.HFModel` (its ``owner``)."""
 
-    def __init__(self, owner: HFModel, runner: PrefixRunner) -> None:
+    def __init__(self, owner: SharingOwner, runner: PrefixRunner) -> None:
         self.owner = owner
         self.runner = runner
         self.rows: int | None = None  # rows per pass once an out-of-memory error has halved them

@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from ..report.provenance import REDACTED, scrub_text
+from ..scrubbing import REDACTED, scrub_text
 
 FRAGMENT = 6
 """A run of this many characters of a secret, found anywhere in a message, is taken as a piece of it."""

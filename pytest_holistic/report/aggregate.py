@@ -41,13 +41,12 @@ from ..metrics.paired import wilson_interval
 from ..metrics.stats import Stat, bootstrap_interval, group_extremes, group_gap, per_group
 from ..models.base import ModelInfo
 from ..perturbations.naming import parse as parse_derived
+from ..records import CollectedRun, ItemRecord, RunInfo, WorkerSummary
 from .columns import column_values
 from .perturbed import PerturbationResults, perturbation_results
-from .records import CollectedRun, ItemRecord, RunInfo, WorkerSummary
 
 RESAMPLES = 1000
 SEED = 0
-EFFICIENCY = ("runtime_s", "tokens_in", "tokens_out", "throughput", "tokens_per_s")
 SMALL_BINARY_N = 500
 """Up to this many 0/1 values a mean gets Wilson's interval. Bowyer et al. (ICML 2025) put the trouble below "a few
 hundred" items; at 500 the two intervals are within about 0.005 of each other for proportions away from 0 and 1,

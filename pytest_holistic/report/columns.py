@@ -11,14 +11,14 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from .. import metrics as registry
-from ..adaptation import Completion
 from ..errors import InternalError
 from ..metrics.accuracy import normalize_text
 from ..metrics.base import Column, Input, ScoresOf
 from ..metrics.bbq import read_bbq_tags
 from ..metrics.helm_classification import ClassAnswer
+from ..plans import Completion
+from ..records import ItemRecord
 from ..scenarios.instance import Reference
-from .records import ItemRecord
 
 
 def answer_of(record: ItemRecord) -> Completion:

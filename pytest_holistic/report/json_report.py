@@ -16,10 +16,11 @@ from typing import Any
 
 from ..gates import GateResult
 from ..models.base import ModelInfo
+from ..records import CollectedRun
+from ..scrubbing import scrub_command, scrub_text
 from .aggregate import RESAMPLES, SEED, Results, RunResults
 from .files import write_atomic
-from .provenance import environment, scrub_command, scrub_text
-from .records import CollectedRun
+from .provenance import environment
 
 # 2: per-run and per-record "scorers" replace "toxicity_scorer"; records name their run and perturbation.
 # 3: "complete", "interrupted", "not_completed", "runs_without_records", "warnings", gate "status", worker "final";

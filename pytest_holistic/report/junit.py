@@ -21,10 +21,10 @@ from pathlib import Path
 from typing import Any
 
 from ..gates import GateResult
+from ..records import CollectedRun, ItemRecord
+from ..scrubbing import scrub_text
 from .aggregate import MetricResult, Results, RunResults
 from .files import write_atomic
-from .provenance import scrub_text
-from .records import CollectedRun, ItemRecord
 
 GATES_SUITE = "holistic gates"
 REGRESSIONS_SUITE = "holistic regressions"

@@ -15,7 +15,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from .records import WorkerSummary
+from ..records import WorkerSummary
 
 
 class Ledgers:

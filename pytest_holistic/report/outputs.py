@@ -8,11 +8,19 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     from .aggregate import Results
-    from .reporter import Writer
+
+
+class Writer(Protocol):
+    """One output file; ``problem`` is a one-line note when it had to be written somewhere else."""
+
+    name: str
+    problem: str | None
+
+    def write(self, results: Results, payload: dict[str, Any]) -> Path: ...
 
 
 def _why(error: BaseException) -> str:

@@ -33,7 +33,7 @@ from ..answers import prediction
 from ..metrics.base import Direction, Family
 from ..metrics.wer import word_error_rate
 from ..perturbations.naming import derived
-from .records import ItemRecord, RunInfo
+from ..records import ItemRecord, RunInfo
 
 Summarise = Callable[[str, Family, str, Direction, "float | None", Sequence[float]], Any]
 """``summarise(name, family, kind, direction, optimum, values)`` -> a MetricResult (mean with its interval)."""

@@ -13,33 +13,19 @@ is not evaluated, with the reason.
 
 from __future__ import annotations
 
-import difflib
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .. import metrics as registry
-from ..errors import UserError
+from ..regression_specs import RegressionSpec
 from .compare import Baseline, compare, direction_of, load_baseline, side_of
 
 if TYPE_CHECKING:
-    from ..settings import Settings
     from .aggregate import RunResults
 
-FLAG = "--holistic-fail-on-regression"
 PREFIX = "holistic::regression"
-SPEC_FORM = "write METRIC:MARGIN or SCENARIO:METRIC:MARGIN, MARGIN a number >= 0 (e.g. 'quasi_exact_match:0.02')"
-
-
-@dataclass(frozen=True)
-class RegressionSpec:
-    """One check: a per-instance metric, the drop it tolerates, and optionally the one scenario it is about."""
-
-    metric: str
-    margin: float
-    scenario: str | None
-    text: str
 
 
 @dataclass(frozen=True)
@@ -65,55 +51,6 @@ class RegressionVerdict:
             "message": self.message,
             **{name: row.get(name) for name in ("difference", "ci95", "n", "verdict", "mde", "mde_note")},
         }
-
-
-def _per_instance_names() -> list[str]:
-    return sorted({*registry.BUILTIN, *registry.SCORED})
-
-
-def parse_spec(text: str) -> RegressionSpec:
-    """``[scenario:]metric:margin``, checked: a malformed spec or a misspelt or unpairable metric is a UserError."""
-    head, colon, margin_text = str(text).strip().rpartition(":")
-    scenario, _, metric = head.rpartition(":")
-    metric, scenario = metric.strip(), scenario.strip() or None
-    try:
-        margin = float(margin_text)
-    except ValueError:
-        margin = math.nan
-    if not colon or not metric or not math.isfinite(margin) or margin < 0 or (scenario is not None and ":" in scenario):
-        raise UserError(f"{FLAG} {text!r}: {SPEC_FORM}")
-    known = _per_instance_names()
-    if metric in known:
-        return RegressionSpec(metric, margin, scenario, str(text).strip())
-    from .aggregate import EFFICIENCY  # read at configure time, once the reporter's modules are loaded anyway
-
-    what = None
-    if metric in registry.POPULATION:
-        what = "a scenario-level metric, with no per-instance values to pair"
-    elif metric in EFFICIENCY:
-        what = "an efficiency figure, not a per-instance score"
-    elif "." in metric:
-        what = "a derived number (robustness, fairness, a bound), not a per-instance score"
-    if what is not None:
-        raise UserError(f"{FLAG} {text!r}: {metric!r} is {what}; name a per-instance score such as exact_match")
-    folded = {name.lower(): name for name in known}
-    close = [folded[metric.lower()]] if metric.lower() in folded else difflib.get_close_matches(metric, known, n=1, cutoff=0.8)
-    if close:
-        raise UserError(f"{FLAG} {text!r}: no metric {metric!r}; did you mean {close[0]!r}?")
-    return RegressionSpec(metric, margin, scenario, str(text).strip())  # a score the tests record under their own name
-
-
-def check_regression_specs(texts: Sequence[str], baseline: object) -> tuple[str, ...]:
-    """The specs as given, each checked; they need a baseline to compare with (a one-line UserError otherwise)."""
-    specs = tuple(str(text) for text in texts)
-    for text in specs:
-        parse_spec(text)
-    if specs and baseline is None:
-        raise UserError(
-            f"{FLAG} {specs[0]!r} needs --holistic-baseline REPORT_JSON (the stored report.json to compare with); "
-            "add it, or drop the option"
-        )
-    return specs
 
 
 def _number(value: Any, signed: bool = False) -> str:
@@ -229,12 +166,11 @@ class ComparisonPlan:
         return {"baseline": self.baseline.describe(), "not_evaluated": reason, "regressions": []}
 
 
-def comparison_plan(settings: Settings) -> ComparisonPlan | None:
+def comparison_plan(baseline: Path | None, specs: Sequence[RegressionSpec]) -> ComparisonPlan | None:
     """The baseline read and checked at configure time (a UserError when it cannot be used), or None without one."""
-    if settings.baseline is None:
+    if baseline is None:
         return None
-    specs = tuple(parse_spec(text) for text in settings.fail_on_regression)
-    return ComparisonPlan(load_baseline(settings.baseline), specs)
+    return ComparisonPlan(load_baseline(baseline), tuple(specs))
 
 
-__all__ = ["ComparisonPlan", "RegressionSpec", "RegressionVerdict", "check_regression_specs", "comparison_plan", "direction_of"]
+__all__ = ["ComparisonPlan", "RegressionVerdict", "comparison_plan", "direction_of"]

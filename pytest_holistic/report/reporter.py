@@ -17,33 +17,24 @@ import sys
 from collections.abc import Generator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 import pytest
 
 from ..errors import InternalError
 from ..gates import Gate, GateResult
 from ..models.base import ModelInfo
+from ..printable import printable
+from ..records import CollectedRun, ItemRecord, RecordData, RunHeader, WorkerSummary
+from ..scrubbing import scrub_text
 from .aggregate import Results, RunResults
 from .json_report import build_report
 from .ledger import Ledgers
-from .outputs import write_outputs
-from .printable import printable
-from .provenance import scrub_text
-from .records import CollectedRun, ItemRecord, RecordData, RunHeader, WorkerSummary
+from .outputs import Writer, write_outputs
 from .regression import ComparisonPlan, RegressionVerdict
 from .sigterm import SigtermAsInterrupt
 from .terminal import comparison_lines, partial_lines, summary_lines
 from .verdicts import Verdict, decide, not_evaluated
-
-
-class Writer(Protocol):
-    """One output file; ``problem`` is a one-line note when it had to be written somewhere else."""
-
-    name: str
-    problem: str | None
-
-    def write(self, results: Results, payload: dict[str, Any]) -> Path: ...
 
 
 class GateFailure:
@@ -425,6 +416,10 @@ class Reporter:
             write(f"pytest-holistic: {problem}", yellow=True)
         for path in self.written:
             write(f"report: {path}")
+
+
+REPORTER = pytest.StashKey[Reporter]()
+"""On the config of the controller (or a plain run): its reporter."""
 
 
 def _reason(stop: BaseException) -> str:

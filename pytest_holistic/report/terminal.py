@@ -8,8 +8,8 @@ from typing import Any
 
 from ..answers import counterexample_text
 from ..metrics.base import FAMILIES
+from ..records import WorkerSummary
 from .aggregate import Results
-from .records import WorkerSummary
 
 
 def _number(value: float) -> str:

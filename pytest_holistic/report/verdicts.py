@@ -21,10 +21,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from ..gates import Gate, GateResult, judge
+from ..metrics.base import EFFICIENCY
 from ..perturbations import naming
-from .aggregate import EFFICIENCY, RunResults
+from ..records import CollectedRun, RunInfo
+from .aggregate import RunResults
 from .perturbed import missing_reason
-from .records import CollectedRun, RunInfo
 
 GLOBAL_PREFIX = "holistic"
 

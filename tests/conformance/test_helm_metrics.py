@@ -53,9 +53,9 @@ from pytest_holistic.metrics.calibration import platt_ece_1_bin, platt_ece_10_bi
 from pytest_holistic.metrics.helm_classification import normalize_label
 from pytest_holistic.metrics.summarization import DataStatsScorer
 from pytest_holistic.models.base import GenerationResult
+from pytest_holistic.records import ItemRecord
 from pytest_holistic.report.columns import column_values
 from pytest_holistic.report.leaderboard import mean_win_rates
-from pytest_holistic.report.records import ItemRecord
 from pytest_holistic.scenarios.instance import Instance, Reference
 from tests.conformance import golden
 

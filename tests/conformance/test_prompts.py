@@ -16,7 +16,9 @@ from typing import Any
 
 import pytest
 
-from pytest_holistic.adaptation import HELM_METHODS, SPEC_KEYS, Adapter, AdapterSpec, examples_by_group, make_spec
+from pytest_holistic.adaptation import SPEC_KEYS, Adapter, examples_by_group, make_spec
+from pytest_holistic.methods import HELM_METHODS
+from pytest_holistic.plans import AdapterSpec
 from pytest_holistic.runspec import make_adapter
 from pytest_holistic.scenarios import Instance, Reference
 from tests.conformance import golden
@@ -101,7 +103,7 @@ def check_requests(adapter: Adapter, rows: Sequence[Mapping[str, Any]], helm: Ma
             assert (generation.max_tokens, list(generation.stop)) == (found[0]["max_tokens"], found[0]["stop"])
         if adapter.spec.method == "multiple_choice_joint":  # HELM reads the answer through {label: option}
             mapping = found[0]["output_mapping"]
-            assert dict(zip(adapter.labels(instance), instance.choices, strict=True)) == mapping
+            assert dict(zip(adapter.method.labels(instance), instance.choices, strict=True)) == mapping
             for label, option in mapping.items():
                 plan = adapter.plan(instance)
                 answer = adapter.interpret(instance, plan, _generated(f" {label}\n"))

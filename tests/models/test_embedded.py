@@ -11,6 +11,7 @@ import pytest
 
 from pytest_holistic.errors import ModelLoadError
 from pytest_holistic.models import embedded
+from pytest_holistic.paths import cache_root
 
 
 def _slow_fake_convert(source: Path, target: Path) -> None:
@@ -74,7 +75,7 @@ def test_unwritable_cache_is_a_load_error(tmp_path: Path) -> None:
 
 def test_cache_root_follows_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv("PYTEST_HOLISTIC_CACHE_DIR", str(tmp_path / "x"))
-    assert embedded.cache_root() == tmp_path / "x"
+    assert cache_root() == tmp_path / "x"
     monkeypatch.delenv("PYTEST_HOLISTIC_CACHE_DIR")
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
-    assert embedded.cache_root() == tmp_path / "xdg" / "pytest-holistic"
+    assert cache_root() == tmp_path / "xdg" / "pytest-holistic"

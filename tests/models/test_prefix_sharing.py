@@ -11,11 +11,13 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pytest_holistic.adaptation import METHODS, Adapter, Completion, make_spec
+from pytest_holistic.adaptation import Adapter, make_spec
 from pytest_holistic.errors import ModelOutputError
+from pytest_holistic.methods import METHODS
 from pytest_holistic.models.base import GenerationRequest
 from pytest_holistic.models.hf import HFModel
 from pytest_holistic.models.prefix_sharing import cheapest_runs
+from pytest_holistic.plans import Completion
 from pytest_holistic.scenarios import Instance, Reference
 
 QUESTIONS = ["Is fire hot?", "Is ice hot?", "Is the sky blue?", "Is grass green?", "Is Rome in Italy?", "Is Paris big?"]

@@ -20,7 +20,7 @@ import numpy  # noqa: F401
 import pytest
 import xmlschema
 
-from pytest_holistic.models.embedded import cache_root
+from pytest_holistic.paths import cache_root
 from pytest_holistic.report.junit import clean, split_nodeid
 
 XSD_MEMBER = "testing/example_scripts/junit-10.xsd"  # inside pytest's sdist (pytest's own junitxml tests use it)

@@ -9,7 +9,7 @@ import json
 import numpy  # noqa: F401
 import pytest
 
-from pytest_holistic.report.printable import printable
+from pytest_holistic.printable import printable
 
 NORTH = "\x1b]0;owned\x07north\x1b[31m"  # retitles the terminal window, then turns the text red
 SOUTH = "south\u202e"  # a right-to-left override: what follows prints reversed

@@ -7,11 +7,14 @@ from collections import Counter
 
 import pytest
 
-from pytest_holistic.adaptation import METHODS, Adapter, AdapterSpec, Completion, make_spec, option_labels, select_examples
+from pytest_holistic.adaptation import Adapter, make_spec, select_examples
+from pytest_holistic.answer_methods import option_labels
 from pytest_holistic.errors import InternalError, UserError
+from pytest_holistic.methods import METHODS
 from pytest_holistic.metrics import exact_match, quasi_exact_match
 from pytest_holistic.models import ScriptedModel
 from pytest_holistic.models.base import GenerationRequest, GenerationResult, LoglikelihoodRequest, LoglikelihoodResult
+from pytest_holistic.plans import AdapterSpec, Completion
 from pytest_holistic.scenarios import Instance, Reference
 
 # -- make_spec --------------------------------------------------------------------------------------

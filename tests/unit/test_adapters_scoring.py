@@ -253,10 +253,10 @@ def test_ranking_prompts_order_and_metrics_match_a_hand_computation(model: HFMod
 
 
 def test_ranking_columns_read_gold_flags_for_rr_and_grades_for_ndcg() -> None:
-    from pytest_holistic.adaptation import Completion
     from pytest_holistic.metrics.base import Column
+    from pytest_holistic.plans import Completion
+    from pytest_holistic.records import ItemRecord
     from pytest_holistic.report.columns import column_values
-    from pytest_holistic.report.records import ItemRecord
 
     instance = Instance("q", "query", PASSAGES)
     completion = Completion(text="", prompt="p", gold=(), choices=instance.choices, ranking=(2, 1, 3, 0))

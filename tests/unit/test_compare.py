@@ -8,9 +8,10 @@ from pathlib import Path
 import pytest
 
 from pytest_holistic.errors import UserError
+from pytest_holistic.regression_specs import check_regression_specs, parse_spec
 from pytest_holistic.report.compare import MIN_CLUSTERS, Baseline, Entry, Side, compare, load_baseline
 from pytest_holistic.report.json_report import SCHEMA_VERSION
-from pytest_holistic.report.regression import check_regression_specs, judge, parse_spec
+from pytest_holistic.report.regression import judge
 
 
 def _side(key: str, scenario: str, scores: dict[str, dict[str, float]], groups: dict[str, str] | None = None) -> Side:
@@ -184,7 +185,7 @@ def test_bad_specs_are_refused(text: str, message: str) -> None:
 
 def test_specs_need_a_baseline() -> None:
     assert check_regression_specs([], None) == ()
-    assert check_regression_specs(["exact_match:0.02"], "b.json") == ("exact_match:0.02",)
+    assert check_regression_specs(["exact_match:0.02"], "b.json") == (parse_spec("exact_match:0.02"),)  # parsed once, here
     with pytest.raises(UserError, match="needs --holistic-baseline"):
         check_regression_specs(["exact_match:0.02"], None)
 

@@ -11,11 +11,11 @@ import pickle
 
 import pytest
 
-from pytest_holistic.adaptation import Completion
 from pytest_holistic.models.base import GenerationRequest, LoglikelihoodRequest, ModelInfo
 from pytest_holistic.models.cache import model_key, request_key, request_keys
+from pytest_holistic.plans import Completion
+from pytest_holistic.records import ItemRecord
 from pytest_holistic.report.json_report import _finite, render
-from pytest_holistic.report.records import ItemRecord
 from pytest_holistic.scenarios.instance import Instance, Reference
 
 

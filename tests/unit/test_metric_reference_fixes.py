@@ -16,13 +16,13 @@ import string
 import numpy as np
 import pytest
 
-from pytest_holistic.adaptation import Completion
 from pytest_holistic.metrics import POPULATION, f1_over_words, precision_over_words, recall_over_words
 from pytest_holistic.metrics.calibration import helm_selective_count, selective_acc_at_10, selective_accuracy
 from pytest_holistic.metrics.toxicity import toxic_fraction
+from pytest_holistic.plans import Completion
+from pytest_holistic.records import ItemRecord, RunInfo
 from pytest_holistic.report import aggregate
 from pytest_holistic.report.aggregate import MAX_DROPPED_SHARE, RESAMPLES, SEED, RunResults, metric_results
-from pytest_holistic.report.records import ItemRecord, RunInfo
 from pytest_holistic.scenarios.instance import Instance
 
 # ---------------------------------------------------------------- 1. fmeval precision / recall / F1 over words

@@ -8,11 +8,11 @@ import json
 
 import pytest
 
-from pytest_holistic.adaptation import Completion
 from pytest_holistic.metrics.wer import word_error_rate
+from pytest_holistic.plans import Completion
+from pytest_holistic.records import ItemRecord, RunInfo
 from pytest_holistic.report.aggregate import RunResults
 from pytest_holistic.report.perturbed import worst
-from pytest_holistic.report.records import ItemRecord, RunInfo
 from pytest_holistic.scenarios.instance import Contrast, Instance
 
 

@@ -9,13 +9,13 @@ import random
 import pytest
 
 from pytest_holistic import Fields
-from pytest_holistic.adaptation import Completion
 from pytest_holistic.metrics import POPULATION
 from pytest_holistic.metrics.calibration import platt_ece_10_bin
+from pytest_holistic.plans import Completion
+from pytest_holistic.records import ItemRecord, RunInfo
 from pytest_holistic.report import aggregate
 from pytest_holistic.report.aggregate import Results, RunResults, group_breakdown, metric_results
 from pytest_holistic.report.json_report import build_report
-from pytest_holistic.report.records import ItemRecord, RunInfo
 from pytest_holistic.report.terminal import group_line, summary_lines
 from pytest_holistic.scenarios.instance import Instance
 

@@ -11,12 +11,12 @@ import pytest
 
 from pytest_holistic import Instance
 from pytest_holistic.metrics.paired import wilson_interval
+from pytest_holistic.records import ItemRecord
 from pytest_holistic.report import provenance
 from pytest_holistic.report.aggregate import SMALL_BINARY_N, metric_results, summarise
-from pytest_holistic.report.provenance import scrub_command, sensitive
-from pytest_holistic.report.records import ItemRecord
 from pytest_holistic.scenarios import Scenario, jsonl
 from pytest_holistic.scenarios.scenario import instances_digest
+from pytest_holistic.scrubbing import scrub_command, sensitive
 
 
 @pytest.mark.parametrize(
@@ -167,7 +167,7 @@ def test_values_other_than_0_and_1_keep_the_bootstrap() -> None:
 
 
 def test_instance_metrics_and_recorded_pass_rates_of_a_run_get_wilson() -> None:
-    from pytest_holistic.adaptation import Completion
+    from pytest_holistic.plans import Completion
 
     records = [
         ItemRecord(

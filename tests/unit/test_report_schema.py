@@ -15,10 +15,10 @@ from pathlib import Path
 import numpy  # noqa: F401
 import pytest
 
-from pytest_holistic.adaptation import Completion
+from pytest_holistic.plans import Completion
+from pytest_holistic.records import ItemRecord, RunInfo
 from pytest_holistic.report.aggregate import Results, RunResults
 from pytest_holistic.report.json_report import SCHEMA_VERSION, build_report
-from pytest_holistic.report.records import ItemRecord, RunInfo
 from pytest_holistic.report.schema import load_schema, validate_report
 from pytest_holistic.scenarios.instance import Instance
 from pytest_holistic.scenarios.scenario import instances_digest

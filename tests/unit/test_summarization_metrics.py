@@ -10,13 +10,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pytest_holistic.metrics import SCORED, ScorerUnavailable
-from pytest_holistic.metrics.summarization import DataStatsScorer, data_stats, extractive_fragments, remove_braces
+from pytest_holistic.metrics.summarization import DataStatsScorer, data_stats, extractive_fragments
 from pytest_holistic.metrics.summarization_scorers import (
     BertScoreEngine,
     SummaCScorer,
     lexnames_text,
     summac_sentences,
 )
+from pytest_holistic.metrics.summary_text import remove_braces
 from pytest_holistic.metrics.tokenize import word_tokenize
 
 # -- extractive fragments ---------------------------------------------------------------------------------

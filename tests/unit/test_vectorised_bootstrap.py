@@ -321,8 +321,8 @@ def test_platt_ece_bootstrap_interval_matches_the_sklearn_implementation() -> No
 
 
 def test_aggregate_runs_reports_each_run_before_computing_it() -> None:
+    from pytest_holistic.records import RunInfo
     from pytest_holistic.report.aggregate import RunResults, aggregate_runs
-    from pytest_holistic.report.records import RunInfo
 
     runs = [RunResults(RunInfo(f"r{k}", name, "test", "local", {}, {}, (), (), ())) for k, name in enumerate(("boolq", "mmlu"))]
     seen: list[tuple[str, int, int, bool]] = []

@@ -12,11 +12,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from typing import Any, Literal
 
-from ..adaptation import Completion
-from ..gates import Gate
-from ..metrics.stats import Stat
-from ..models.base import ModelInfo
-from ..scenarios.instance import Contrast, Instance, Reference
+from .gates import Gate
+from .metrics.stats import Stat
+from .models.base import ModelInfo
+from .plans import Completion
+from .scenarios.instance import Contrast, Instance, Reference
 
 Outcome = Literal["passed", "failed", "skipped", "error"]
 
