@@ -388,9 +388,7 @@ class Settings:
             if option.holistic_concurrency is None
             else _positive(option.holistic_concurrency, "--holistic-concurrency", "(requests in flight)"),
             request_timeout=_seconds(option.holistic_request_timeout),
-            retries=4
-            if option.holistic_retries is None
-            else _whole(option.holistic_retries, "--holistic-retries"),
+            retries=4 if option.holistic_retries is None else _whole(option.holistic_retries, "--holistic-retries"),
         )
         check_model_spec(model, model_options)
         shard = _pick(config, option.holistic_shard_size, "--holistic-shard-size", "holistic_shard_size")
@@ -488,7 +486,9 @@ def _data_dir(config: pytest.Config) -> Path | None:
     """``--holistic-data-dir``: an existing folder (a missing one is a typo, not an empty collection of copies)."""
     folder = _folder(config, config.option.holistic_data_dir, "--holistic-data-dir", "holistic_data_dir")
     if folder is not None and not folder.is_dir():
-        origin = "--holistic-data-dir" if config.option.holistic_data_dir is not None else _ini_origin(config, "holistic_data_dir")
+        origin = (
+            "--holistic-data-dir" if config.option.holistic_data_dir is not None else _ini_origin(config, "holistic_data_dir")
+        )
         raise UserError(f"{origin}: {folder} does not exist; create it and put dataset copies under it (DIR/org/name/)")
     return folder.resolve() if folder is not None else None
 
@@ -537,7 +537,9 @@ def _chat_template(config: pytest.Config) -> str:
     if not path.is_absolute() and picked.origin != "--holistic-chat-template":  # an ini value: relative to the ini file
         path = (config.inipath.parent if config.inipath else config.rootpath) / path
     if not path.is_file():
-        raise UserError(f"{picked.origin} = {text!r}: no such template file; give auto, none or the path of a Jinja chat template")
+        raise UserError(
+            f"{picked.origin} = {text!r}: no such template file; give auto, none or the path of a Jinja chat template"
+        )
     return str(path.resolve())
 
 

@@ -294,8 +294,10 @@ class HubSource:
 
         failure: ScenarioError | None = None
         try:
-            loaded = _read_folder(datasets, folder, self.config, self.data_files) if folder is not None else (
-                datasets.load_dataset(self.name, self.config, revision=self.revision, data_files=self.data_files)
+            loaded = (
+                _read_folder(datasets, folder, self.config, self.data_files)
+                if folder is not None
+                else (datasets.load_dataset(self.name, self.config, revision=self.revision, data_files=self.data_files))
             )
         except Exception as error:  # datasets raises many types; the user needs the name and the fix
             failure = self._failure(error, folder, unreachable)
@@ -319,7 +321,9 @@ class HubSource:
         if unreachable or _hub.offline():
             return DatasetUnavailable(self._missing(unreachable), self._fix())
         what = f"dataset {self.name!r} (config {self.config!r}, revision {self.revision!r})"
-        return DatasetUnavailable(f"could not load {what}: {first_line}{self._no_copy()}", f"check the name and revision, or {self._fix()}")
+        return DatasetUnavailable(
+            f"could not load {what}: {first_line}{self._no_copy()}", f"check the name and revision, or {self._fix()}"
+        )
 
     def provenance(self) -> dict[str, Any]:
         found = {"kind": "hf", "name": self.name, "config": self.config, "revision": self.revision}
