@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .errors import HolisticError, InternalError, ModelLoadError, ModelOutputError, UserError
-from .metrics import Column, ScoredMetric, Scorer, ScorerError, ScorerUnavailable
+from .metrics import Column, ContextScorer, ScoredMetric, Scorer, ScorerError, ScorerUnavailable
 from .models.base import Cancelled, Failed, GenerationResult, LoglikelihoodResult, Model
 from .plans import Completion, Plan
 from .runspec import RunSpec
@@ -61,9 +61,9 @@ class Scorers:
 
     def __init__(self, specs: Mapping[str, str]) -> None:
         self._specs = dict(specs)
-        self._built: dict[str, Scorer | HolisticError] = {}
+        self._built: dict[str, Scorer | ContextScorer | HolisticError] = {}
 
-    def get(self, metric: ScoredMetric) -> Scorer | HolisticError:
+    def get(self, metric: ScoredMetric) -> Scorer | ContextScorer | HolisticError:
         """The scorer, or why it cannot run (kept, so it is tried once).
 
         ``ScorerUnavailable`` is a skip reason; anything else a scoring library raises while it starts (a corrupt
@@ -156,9 +156,9 @@ def _ask(
                 middle = len(unanswered) // 2
                 pending += [half for half in (unanswered[middle:], unanswered[:middle]) if half]
     for nodeid, own in wanted.items():
-        error = next((failed[r] for r in own if r in failed), None)
-        if error is not None and nodeid not in failures:
-            failures[nodeid] = error
+        own_error = next((failed[r] for r in own if r in failed), None)
+        if own_error is not None and nodeid not in failures:
+            failures[nodeid] = own_error
     return results, failures
 
 
@@ -375,8 +375,8 @@ class Executor:
         generated, failures = _ask(self.model.generate_batches, generations)
         scored: dict[Hashable, LoglikelihoodResult]
         scored, more = _ask(self.model.loglikelihood_batches, {n: p.loglikelihood for n, p in plans.items() if n not in failures})
-        for nodeid, error in {**failures, **more}.items():
-            self._results[nodeid] = _model_failure(error, names[nodeid])
+        for nodeid, failure in {**failures, **more}.items():
+            self._results[nodeid] = _model_failure(failure, names[nodeid])
         completions: dict[str, Completion] = {}
         for work in pending:
             plan = plans.get(work.nodeid)

@@ -364,8 +364,9 @@ class WorkerSide:
             for info in work.run.instance_metrics:
                 scores[info.name] = float(info.function(answer.completion.text, answer.completion.gold))
             scores.update(answer.scores)
-        scores.update(item.stash.get(ITEM_SCORES, {}))
-        outcome: Outcome = "error" if report.when == "setup" else report.outcome  # type: ignore[assignment]
+        recorded: dict[str, float] = item.stash.get(ITEM_SCORES, {})
+        scores.update(recorded)
+        outcome: Outcome = "error" if report.when == "setup" else report.outcome
         probe = item.stash.get(ITEM_PROBE, None)
         counterexample = None
         if probe is not None and report.failed:
@@ -454,16 +455,17 @@ class WorkerSide:
         Written after collection and after every committed batch (atomically), so a worker killed mid-shard
         or cut off by Ctrl-C still shows up in the report with counts that match what it put in the cache.
         """
-        summary = self.summary(final=False) if self.ledger is not None else None
-        if summary is None:
+        ledger = self.ledger
+        summary = self.summary(final=False) if ledger is not None else None
+        if ledger is None or summary is None:
             return
         data = summary.to_data()
         data["runs"] = self._runs_data  # fixed once collection is done: serialised then, not at every batch
         data["pid"] = os.getpid()  # so the controller can stop this worker when it is told to stop (SIGTERM)
-        temporary = self.ledger.with_name(f".{self.ledger.name}.tmp")
+        temporary = ledger.with_name(f".{ledger.name}.tmp")
         try:
             temporary.write_text(json.dumps(data), encoding="utf-8")
-            os.replace(temporary, self.ledger)
+            os.replace(temporary, ledger)
         except OSError:  # the ledger is a safety net; the report's other sources still work without it
             pass
 

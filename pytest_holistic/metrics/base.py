@@ -166,10 +166,30 @@ class Scorer(Protocol):
     """A model that turns answer texts into per-answer scores (a toxicity classifier, a judge)."""
 
     name: str
-    version: str
+
+    @property
+    def version(self) -> str:
+        """Which weights or code scored (a class attribute, an instance attribute or a property)."""
+        ...
 
     def score(self, texts: Sequence[str]) -> list[float]:
         """One score per text, in order."""
+        ...
+
+
+@runtime_checkable
+class ContextScorer(Protocol):
+    """A scorer that also reads one more column per text: the references (METEOR, BERTScore) or the source text."""
+
+    name: str
+
+    @property
+    def version(self) -> str:
+        """Which weights or code scored (a class attribute, an instance attribute or a property)."""
+        ...
+
+    def score(self, texts: Sequence[str], context: Sequence[Any], /) -> list[float]:
+        """One score per text, in order; ``context[i]`` is what ``texts[i]`` is scored against."""
         ...
 
 
@@ -182,7 +202,7 @@ class ScoredMetric:
     """
 
     info: MetricInfo
-    make_scorer: Callable[[str], Scorer]
+    make_scorer: Callable[[str], Scorer | ContextScorer]
     check_spec: Callable[[str], str]
     default_spec: str
 

@@ -35,7 +35,7 @@ import math
 from collections.abc import Callable, Sequence
 
 from ..errors import UserError
-from .base import Column, Family, MetricInfo, ScoredMetric, Scorer, ScorerUnavailable
+from .base import Column, ContextScorer, Family, MetricInfo, ScoredMetric, ScorerUnavailable
 from .summary_text import remove_braces
 from .tokenize import word_tokenize
 
@@ -150,7 +150,7 @@ def _fixed_spec(metric: str) -> Callable[[str], str]:
 
 def _scored(
     name: str,
-    make: Callable[[str], Scorer],
+    make: Callable[[str], ContextScorer],
     *,
     inputs: tuple[Column, ...],
     citation: str,
@@ -163,20 +163,20 @@ def _scored(
 
 
 def _data_stats_metric(name: str, statistic: int, bounds: tuple[float, float]) -> ScoredMetric:
-    def make(_spec: str) -> Scorer:
+    def make(_spec: str) -> ContextScorer:
         return DataStatsScorer(statistic, name)
 
     return _scored(name, make, inputs=(Column.SOURCE_TEXT,), citation=GRUSKY, bounds=bounds)
 
 
-def _make_meteor(_spec: str) -> Scorer:
+def _make_meteor(_spec: str) -> ContextScorer:
     return MeteorScorer()
 
 
 def _model_metric(name: str, citation: str, bounds: tuple[float, float], inputs: tuple[Column, ...]) -> ScoredMetric:
     """A metric whose model the user names (``--holistic-bertscore-model`` ...); without one it is a one-line skip."""
 
-    def make(spec: str) -> Scorer:
+    def make(spec: str) -> ContextScorer:
         from . import summarization_scorers
 
         if not spec:

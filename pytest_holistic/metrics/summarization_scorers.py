@@ -35,12 +35,12 @@ import importlib
 import shutil
 import tempfile
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from ..errors import UserError
-from .base import Scorer, ScorerError, ScorerUnavailable
+from .base import ContextScorer, ScorerError, ScorerUnavailable
 from .summary_text import remove_braces
 from .tokenize import sent_tokenize
 from .wordnet_senses import sense_index_text
@@ -92,7 +92,7 @@ def check_spec(metric: str, spec: str) -> str:
     return spec
 
 
-def make(metric: str, spec: str) -> Scorer:
+def make(metric: str, spec: str) -> ContextScorer:
     """The scorer of one model metric (``spec`` already checked); libraries load on first score."""
     if metric.startswith("bertscore"):
         folder, layer = split_bertscore_spec(spec)
@@ -110,7 +110,13 @@ def _first_line(error: BaseException) -> str:
     return text.splitlines()[0] if text else type(error).__name__
 
 
-def _load(kind: Callable[..., Any], folder: str, what: str) -> Any:
+class _Pretrained(Protocol):
+    """A transformers Auto class: what ``_load`` calls."""
+
+    def from_pretrained(self, folder: str, /) -> Any: ...
+
+
+def _load(kind: _Pretrained, folder: str, what: str) -> Any:
     try:
         return kind.from_pretrained(folder)
     except (OSError, ValueError) as error:

@@ -151,7 +151,10 @@ class Model(Protocol):
     successes of the same stream are still handed on). A failure of the whole batch (device memory) is raised.
     """
 
-    info: ModelInfo
+    @property
+    def info(self) -> ModelInfo:
+        """Which model answers (an attribute or a property)."""
+        ...
 
     def loglikelihood(self, requests: Sequence[LoglikelihoodRequest]) -> list[LoglikelihoodResult]: ...
 
