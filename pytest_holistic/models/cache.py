@@ -33,7 +33,10 @@ _COLUMNS = {"responses": ("key", "kind", "model", "value"), "models": ("key", "d
 _SQLITE_MAGIC = b"SQLite format 3\x00"
 CACHE_ERRORS: tuple[type[Exception], ...] = (sqlite3.Error, OSError, ValueError)
 """What an unusable cache raises: a broken or foreign file, an unreachable folder, a row that is not our JSON."""
-_RESULT_TYPES: dict[str, Any] = {"generate": GenerationResult, "loglikelihood": LoglikelihoodResult}
+_RESULT_TYPES: dict[str, type[GenerationResult | LoglikelihoodResult]] = {
+    "generate": GenerationResult,
+    "loglikelihood": LoglikelihoodResult,
+}
 _RESULT_FIELDS = {kind: frozenset(f.name for f in dataclasses.fields(kind_type)) for kind, kind_type in _RESULT_TYPES.items()}
 
 

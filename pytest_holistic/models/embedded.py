@@ -127,7 +127,7 @@ def _convert(source: Path, target: Path) -> None:
         config = loaded.config
         if hasattr(config, "quantization_config"):
             del config.quantization_config
-        plain = AutoModelForCausalLM.from_config(config, dtype=written)
+        plain = AutoModelForCausalLM.from_config(config, dtype=written)  # type: ignore[no-untyped-call]  # untyped in transformers
         plain.load_state_dict(loaded.state_dict())
         plain.save_pretrained(staging)
         tokenizer.save_pretrained(staging)

@@ -461,7 +461,7 @@ class HFModel(BatchStreaming):
             failure = f"could not load model {name_or_path!r}: {_first_line(error)}; {_load_hint(folder, local_only)}"
         if failure is not None:  # raised outside the except block, so the message is not chained to transformers' error
             raise ModelLoadError(failure)
-        model.eval()
+        model.eval()  # type: ignore[no-untyped-call]  # transformers declares eval() without types
         if folder.is_dir():
             revision = revision or weights_hash(folder)
         else:
@@ -716,7 +716,7 @@ class HFModel(BatchStreaming):
         started = time.perf_counter()
         ids, mask = self._pad(prompts, left=True)
         width = ids.shape[1]
-        config = transformers.GenerationConfig(
+        config = transformers.GenerationConfig(  # type: ignore[no-untyped-call]  # transformers' __init__ is untyped
             max_new_tokens=max_tokens,
             do_sample=temperature > 0,
             temperature=temperature if temperature > 0 else None,

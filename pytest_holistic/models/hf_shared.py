@@ -142,7 +142,8 @@ class SharedPaths:
     def _batches(self, order: Sequence[int], rows: Sequence[Row], plan: PrefixPlan, generating: bool) -> list[list[int]]:
         """``order`` (longest suffix first) cut into the cheapest passes within the row and padded-token limits."""
         row_limit, token_limit = self._limits()
-        widths = [plan.nodes[rows[k].node].depth if rows[k].node is not None else 0 for k in order]
+        nodes = [rows[k].node for k in order]
+        widths = [plan.nodes[node].depth if node is not None else 0 for node in nodes]
         runs = cheapest_runs(widths, [len(rows[k].suffix) for k in order], row_limit, token_limit, self._overhead(generating))
         return [list(order[start:end]) for start, end in runs]
 
@@ -186,12 +187,13 @@ class SharedPaths:
                         Row(plan.node_of[k], fed[i][plan.cut[k] :], tuple((first + j, t) for j, t in enumerate(continuation)))
                     )
                 order = _by_suffix_length(rows, chunk)
-                for batch in self._batches_retrying(
-                    order,
-                    rows,
-                    plan,
-                    lambda b, plan=plan, kept=kept, rows=rows: self.runner.score(plan, kept, [rows[k] for k in b]),
-                ):
+
+                def run(
+                    chosen: list[int], plan: PrefixPlan = plan, kept: list[list[tuple[Any, Any]]] = kept, rows: list[Row] = rows
+                ) -> scoring.Scores:
+                    return self.runner.score(plan, kept, [rows[k] for k in chosen])
+
+                for batch in self._batches_retrying(order, rows, plan, run):
                     members, scores, seconds = batch
                     indices = [chunk[k] for k in members]
                     checked = self._checked_loglikelihood(requests, pairs, indices, scores)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Literal, overload
 
 from ..errors import ModelOutputError
 
@@ -43,7 +43,8 @@ def json_type(value: Any) -> str:
         return "a boolean"
     if isinstance(value, int | float):
         return "a number"
-    return {str: "a string", list: "a list", dict: "an object"}.get(type(value), type(value).__name__)
+    names: dict[type, str] = {str: "a string", list: "a list", dict: "an object"}
+    return names.get(type(value), type(value).__name__)
 
 
 def _shown(value: Any) -> str:
@@ -72,6 +73,14 @@ def text(value: Any, where: str, limit: int, name: str = "text") -> str:
     if len(value) > limit:
         raise bad(where, f"its {name} has {len(value)} characters, more than the request's tokens allow ({limit})")
     return value
+
+
+@overload
+def logprob(value: Any, where: str, optional: Literal[False] = False) -> float: ...
+
+
+@overload
+def logprob(value: Any, where: str, optional: bool) -> float | None: ...
 
 
 def logprob(value: Any, where: str, optional: bool = False) -> float | None:

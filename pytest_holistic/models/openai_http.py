@@ -72,7 +72,8 @@ class RetryPolicy:
         """Seconds before try ``attempt + 1``: the server's ``Retry-After`` (capped) if given, else jittered backoff."""
         if retry_after is not None:
             return min(max(retry_after, 0.0), self.max_retry_after)
-        return min(min(self.backoff * 2**attempt, self.max_backoff) * random.uniform(0.75, 1.25), self.max_retry_after)
+        growth: int = 2**attempt
+        return min(min(self.backoff * growth, self.max_backoff) * random.uniform(0.75, 1.25), self.max_retry_after)
 
     def longest(self) -> float:
         """The most seconds one request can take, every try and every wait included."""

@@ -126,7 +126,7 @@ def _alternatives(top: Any, where: str) -> Mapping[str, float] | None:
         return None
     if not isinstance(top, Mapping) or not all(isinstance(token, str) for token in top):
         raise answers.bad(where, "its 'top_logprobs' holds something other than objects of token: log-probability")
-    return {token: answers.logprob(value, where) for token, value in top.items()}  # type: ignore[misc]
+    return {token: answers.logprob(value, where) for token, value in top.items()}
 
 
 def best_shift(generated: Sequence[float], echoed: EchoedTokens, span: Sequence[int]) -> tuple[int | None, dict[int, float]]:
@@ -242,7 +242,7 @@ def probe(client: JsonClient, asked: str | None, endpoint: str) -> Capabilities:
             reason, shift = _echo_alignment(client, model, extras, generated)
             return Capabilities("completions", model, shown, shift, reason, extras)
     request = {"model": model, "messages": [{"role": "user", "content": "Say yes."}], "max_tokens": 1, "temperature": 0}
-    attempts = (
+    attempts: tuple[tuple[dict[str, object], dict[str, object]], ...] = (
         ({"logprobs": True, "top_logprobs": 1}, dict(NEUTRAL_SAMPLING)),
         ({"logprobs": True, "top_logprobs": 1}, {}),
         ({}, {}),

@@ -209,7 +209,12 @@ def _connect(address: tuple[str, int], exchange: _Exchange, deadline: float) -> 
     raise last or OSError(f"no address found for {host}")
 
 
-def _connect_one(sock: socket.socket, where: tuple, exchange: _Exchange, deadline: float) -> None:
+def _connect_one(
+    sock: socket.socket,
+    where: tuple[str, int] | tuple[str, int, int, int] | tuple[int, bytes],
+    exchange: _Exchange,
+    deadline: float,
+) -> None:
     sock.setblocking(False)
     code = sock.connect_ex(where)
     if code not in (0, errno.EINPROGRESS, errno.EWOULDBLOCK, errno.EALREADY):

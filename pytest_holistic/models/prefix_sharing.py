@@ -18,10 +18,13 @@ import functools
 import math
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ParamSpec, TypeVar
 
 from . import scoring
 from .prefix_tree import PrefixPlan, plan_prefixes, without_short_spans
+
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
 
 
 class SharingUnsupported(Exception):
@@ -57,7 +60,7 @@ def kv_bytes_per_token(model: Any) -> int:
     hidden = int(getattr(config, "hidden_size", None) or getattr(config, "n_embd", None) or 2048)
     kv_heads = int(getattr(config, "num_key_value_heads", None) or heads)
     head_dim = int(getattr(config, "head_dim", None) or hidden // heads)
-    element = next(model.parameters()).element_size()
+    element: int = next(model.parameters()).element_size()
     return 2 * layers * kv_heads * head_dim * element
 
 
@@ -118,11 +121,11 @@ def cheapest_runs(widths: Sequence[int], lengths: Sequence[int], rows: int, toke
     return runs[::-1]
 
 
-def _inference(method: Callable[..., Any]) -> Callable[..., Any]:
+def _inference(method: Callable[_P, _R]) -> Callable[_P, _R]:
     """Run ``method`` under ``torch.inference_mode()``: no autograd records, no gradients kept."""
 
     @functools.wraps(method)
-    def wrapped(*args: Any, **kwargs: Any) -> Any:
+    def wrapped(*args: _P.args, **kwargs: _P.kwargs) -> _R:
         import torch
 
         with torch.inference_mode():
@@ -396,9 +399,9 @@ def reserved_layer(keys: Any, values: Any, filled: int) -> Any:
 def _reserved_layer_class() -> type:
     from transformers.cache_utils import DynamicLayer
 
-    class ReservedLayer(DynamicLayer):  # type: ignore[misc]
+    class ReservedLayer(DynamicLayer):  # type: ignore[no-untyped-call]  # transformers' __init_subclass__ is untyped
         def __init__(self, keys: Any, values: Any, filled: int) -> None:
-            super().__init__()
+            super().__init__()  # type: ignore[no-untyped-call]  # transformers' DynamicLayer.__init__ is untyped
             self._keys, self._values, self._filled = keys, values, filled
             self.device, self.dtype, self.is_initialized = keys.device, keys.dtype, True
             self._expose()
@@ -412,6 +415,7 @@ def _reserved_layer_class() -> type:
 
             end = self._filled + key_states.shape[-2]
             if end > self._keys.shape[-2]:  # out of room: grow, with as much room again
+                assert self.keys is not None and self.values is not None  # set by _expose
                 more = end - self._filled + self._keys.shape[-2] - self._filled
                 self._keys = torch.cat([self.keys, self._keys.new_zeros((*self._keys.shape[:2], more, self._keys.shape[3]))], 2)
                 self._values = torch.cat(

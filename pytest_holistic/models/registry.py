@@ -77,7 +77,7 @@ def known_schemes() -> list[str]:
 
 def _from_entry_point(entry: importlib.metadata.EntryPoint) -> BackendFactory:
     try:
-        factory = entry.load()
+        factory: BackendFactory = entry.load()
     except Exception as error:  # a broken third-party plugin: name it and its package
         raise ModelLoadError(
             f"model backend {entry.name!r} ({entry.value}) failed to import: {type(error).__name__}: {error}; "

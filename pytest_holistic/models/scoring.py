@@ -75,7 +75,8 @@ class Scorer:
     def __init__(self, model: Any, pad_id: int) -> None:
         self.model = model
         self.pad_id = pad_id
-        self._head: tuple[Any, Any] | None | bool = False  # (decoder, LM head); None: no usable split; False: not checked yet
+        # (decoder, LM head); None: no usable split; False: not checked yet
+        self._head: tuple[Any, Any] | None | Literal[False] = False
 
     # -- the three strategies ------------------------------------------------------------------------
 
@@ -164,8 +165,8 @@ class Scorer:
         width = max(len(row) for row in layout)
         ids, _ = self._pad(layout, left=False, width=width)
         position_ids = torch.zeros((len(layout), width), dtype=torch.long)
-        for r, row in enumerate(positions):
-            position_ids[r, : len(row)] = torch.tensor(row)
+        for r, placed in enumerate(positions):
+            position_ids[r, : len(placed)] = torch.tensor(placed)
         # Segment of each column: 0 the context, i + 1 the i-th continuation of the row, -1 padding.
         segment = torch.full((len(layout), width), -1, dtype=torch.long)
         for r, context in enumerate(batch.contexts):
