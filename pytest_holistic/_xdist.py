@@ -18,7 +18,7 @@ from .shards import assign_shards
 from .worker import LEDGER_KEY
 
 
-class ShardScheduling(LoadScopeScheduling):
+class ShardScheduling(LoadScopeScheduling):  # type: ignore[misc]  # xdist ships no types: its scheduler is Any
     """xdist's scope scheduling, where a scope is a shard of a parametrized test function.
 
     Crash handling is xdist's ``load`` rule, not ``loadscope``'s: the item that was running when a worker
@@ -39,7 +39,9 @@ class ShardScheduling(LoadScopeScheduling):
     def remove_node(self, node: Any) -> str | None:
         """Forget a finished or dead worker; for a dead one, return the item it died on and requeue the others."""
         workload = self.assigned_work.pop(node)
-        pending = [(scope, nodeid) for scope, unit in workload.items() for nodeid, done in unit.items() if not done]
+        pending: list[tuple[str, str]] = [
+            (scope, nodeid) for scope, unit in workload.items() for nodeid, done in unit.items() if not done
+        ]
         if not pending:
             return None
         crashed_scope, crashitem = pending[0]

@@ -248,17 +248,17 @@ def check_metric_name(gate: Gate, known: Sequence[str], where: str) -> None:
     folded = {name.lower(): name for name in known}
     parts = subject.split(".")
     heads = ((folded.get(".".join(parts[:end]).lower()), ".".join(parts[end:])) for end in range(len(parts), 0, -1))
-    name, rest = next(((name, rest) for name, rest in heads if name is not None), (None, ""))
-    if name is None:
+    matched, rest = next(((name, rest) for name, rest in heads if name is not None), (None, ""))
+    if matched is None:
         close = difflib.get_close_matches(gate.metric, sorted(set(known)), n=1, cutoff=0.8)
         if not close:
             return
         problem = f"no metric {gate.metric!r}; did you mean {close[0]!r}? "
         problem += "(a score you record yourself may have any name that is not this close to a known one)"
-    elif gate.metric.lower() != name.lower():
+    elif gate.metric.lower() != matched.lower():
         close = difflib.get_close_matches(rest.lower(), BOUNDS, n=1, cutoff=0.6) if "." not in rest else []
-        hint = f"did you mean '{name}.{close[0]}'? " if close else ""
-        problem = f"unknown bound {rest!r} after metric {name!r}; {hint}write at most one of .{', .'.join(BOUNDS)} after it"
+        hint = f"did you mean '{matched}.{close[0]}'? " if close else ""
+        problem = f"unknown bound {rest!r} after metric {matched!r}; {hint}write at most one of .{', .'.join(BOUNDS)} after it"
     else:  # the name of a known metric (and a valid bound) in other letter case
-        problem = f"no metric {gate.metric!r}; did you mean {name!r}? (metric names are case-sensitive)"
+        problem = f"no metric {gate.metric!r}; did you mean {matched!r}? (metric names are case-sensitive)"
     raise GateSyntaxError(f"gate {gate.expression!r} ({where}): {problem}")

@@ -70,7 +70,9 @@ def _completion_to_data(completion: Completion) -> dict[str, Any]:
 
 def _completion_from_data(data: Mapping[str, Any], prompt: str) -> Completion:
     """Lists back to tuples; keys this version does not know (``correct``, newer fields) are left out."""
-    values = {key: tuple(value) if isinstance(value, list) else value for key, value in data.items() if key in _COMPLETION_FIELDS}
+    values: dict[str, Any] = {
+        key: tuple(value) if isinstance(value, list) else value for key, value in data.items() if key in _COMPLETION_FIELDS
+    }
     values["prompt"] = prompt
     return Completion(**values)
 

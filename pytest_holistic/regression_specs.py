@@ -34,8 +34,8 @@ def _per_instance_names() -> list[str]:
 def parse_spec(text: str) -> RegressionSpec:
     """``[scenario:]metric:margin``, checked: a malformed spec or a misspelt or unpairable metric is a UserError."""
     head, colon, margin_text = str(text).strip().rpartition(":")
-    scenario, _, metric = head.rpartition(":")
-    metric, scenario = metric.strip(), scenario.strip() or None
+    prefix, _, metric = head.rpartition(":")
+    metric, scenario = metric.strip(), prefix.strip() or None
     try:
         margin = float(margin_text)
     except ValueError:

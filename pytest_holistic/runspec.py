@@ -184,10 +184,10 @@ def plan_metrics(names: tuple[str, ...], method: str) -> MetricPlan:
                     _check_column(info, column, method)
             population[name] = info
         else:
-            info = metric_registry.BUILTIN.get(name)
-            if info is None:
+            builtin = metric_registry.BUILTIN.get(name)
+            if builtin is None:
                 raise UserError(metric_registry.unknown_metric(name, metric_registry.known_names()))
-            instance[name] = info
+            instance[name] = builtin
 
     for name in names:
         add(name)

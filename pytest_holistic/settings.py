@@ -629,7 +629,7 @@ def _junit_path(config: pytest.Config, given: str | None) -> Path | None:
     if given is not None and not given.strip():
         raise UserError("--holistic-junit is empty; name the XML file to write, e.g. reports/junit.xml")
     path = _path(config, given)
-    if path is not None and path.is_dir():
+    if given is not None and path is not None and path.is_dir():
         raise UserError(f"--holistic-junit {given}: is a folder; name the XML file to write, e.g. {Path(given) / 'junit.xml'}")
     return path
 

@@ -186,7 +186,8 @@ def load_baseline(path: Path) -> Baseline:
         runs = tuple(_stored_run(run) for run in data["runs"])
     except (KeyError, TypeError, ValueError, AttributeError) as error:
         raise UserError(f"{flag}: a run or instance record is malformed ({type(error).__name__}: {error}); {fix}") from None
-    model = data.get("model") if isinstance(data.get("model"), dict) else {}
+    stored = data.get("model")
+    model = stored if isinstance(stored, dict) else {}
     complete = data.get("complete") if isinstance(data.get("complete"), bool) else None
     return Baseline(path, str(data.get("run_id") or ""), str(model.get("name") or "?"), data.get("created"), runs, complete)
 

@@ -389,7 +389,8 @@ def _scenarios(scenarios: Mapping[str, Sequence[RunColumn]]) -> str:
 
 def _instance_data(scenarios: Mapping[str, Sequence[RunColumn]], names: Sequence[str]) -> dict[str, Any]:
     """Every record, compactly: one row of fields each, and each run's shared prompt prefix (few-shot examples) once."""
-    runs, records = [], []
+    runs: list[dict[str, Any]] = []
+    records = []
     for scenario, columns in scenarios.items():
         for column in columns:
             instances = column.run.get("instances") or []

@@ -238,7 +238,7 @@ def build_report(results: Results) -> dict[str, Any]:
     """
     batch_seconds = results.batch_seconds()
     now = _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
-    return _finite(
+    report: dict[str, Any] = _finite(
         {
             "schema": "pytest-holistic/report",
             "schema_version": SCHEMA_VERSION,
@@ -281,6 +281,7 @@ def build_report(results: Results) -> dict[str, Any]:
             },
         }
     )
+    return report
 
 
 def _one_line(value: Any) -> str:

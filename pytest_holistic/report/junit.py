@@ -218,7 +218,7 @@ def build_junit(results: Results) -> ET.Element:
         counts, spent = _run_suite(root, run, results)
         suites.append(counts)
         seconds += spent
-    suites += [counts for entry in results.collected if (counts := _recordless_suite(root, entry, results)) is not None]
+    suites += [suite for entry in results.collected if (suite := _recordless_suite(root, entry, results)) is not None]
     suites.append(_gates_suite(root, results))
     if (regressions := _regressions_suite(root, results)) is not None:
         suites.append(regressions)

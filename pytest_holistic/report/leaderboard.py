@@ -351,7 +351,8 @@ def _scenario_dynascore(
     candidates: dict[str, dict[str, float | None]] = {model: {} for model in runs}
     notes = []
     main = next((run.main for run in runs.values() if run.main), None)
-    fields = {"perf": main, "throughput": "throughput", "fairness": f"fairness.{main}", "robustness": f"robustness.{main}"}
+    # every field is read only when a run names its main metric
+    fields = {"perf": main or "", "throughput": "throughput", "fairness": f"fairness.{main}", "robustness": f"robustness.{main}"}
     for metric in DYNA_METRICS:
         if metric == "memory":
             recorded = any(memory.get(model) is not None for model in runs)
@@ -426,7 +427,8 @@ def build_leaderboard(
         memory[name], memory_of[name] = peak_memory_gb(report)
         for run in _runs(report):
             by_scenario.setdefault(run.scenario, {})[name] = run
-            ordered = ([run.main] if run.main in run.metrics else []) + [metric for metric in run.metrics if metric != run.main]
+            main_first = [run.main] if run.main is not None and run.main in run.metrics else []
+            ordered = main_first + [metric for metric in run.metrics if metric != run.main]
             for metric in ordered:
                 entry = run.metrics[metric]
                 if not isinstance(entry, Mapping):

@@ -74,7 +74,7 @@ def gpus() -> dict[str, Any] | None:
     torch = sys.modules.get("torch")
     driver = _nvidia_driver()
     found = _torch_gpus(torch) if torch is not None else None
-    if found is not None:
+    if torch is not None and found is not None:
         return {
             "count": len(found),
             "names": found,

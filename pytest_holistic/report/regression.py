@@ -82,14 +82,16 @@ def _regressed(row: Mapping[str, Any], margin: float) -> bool:
     low, high = row["ci95"]
     if row["verdict"] != "worse":
         return False
-    return high < -margin if row["direction"] == "higher" else low > margin
+    regressed: bool = high < -margin if row["direction"] == "higher" else low > margin
+    return regressed
 
 
 def _spec_for(specs: Sequence[RegressionSpec], scenario: str, metric: str) -> RegressionSpec | None:
     """The spec that decides (scenario, metric): one naming the scenario, else the last one for every scenario."""
     own = [spec for spec in specs if spec.metric == metric and spec.scenario == scenario]
     general = [spec for spec in specs if spec.metric == metric and spec.scenario is None]
-    return (own or general or [None])[-1]
+    chosen = own or general
+    return chosen[-1] if chosen else None
 
 
 def judge(comparison: Mapping[str, Any], specs: Sequence[RegressionSpec]) -> list[RegressionVerdict]:

@@ -27,7 +27,7 @@ from ..models.base import ModelInfo
 from ..printable import printable
 from ..records import CollectedRun, ItemRecord, RecordData, RunHeader, WorkerSummary
 from ..scrubbing import scrub_text
-from .aggregate import Results, RunResults
+from .aggregate import Progress, Results, RunResults
 from .json_report import build_report
 from .ledger import Ledgers
 from .outputs import Writer, write_outputs
@@ -206,14 +206,17 @@ class Reporter:
             from .aggregate import aggregate_runs  # the bootstrap intervals take seconds: name each scenario as it starts
 
             terminal = self.config.pluginmanager.get_plugin("terminalreporter") if self.config.get_verbosity() > -2 else None
+            progress: Progress | None = None
+            if terminal is not None:
 
-            def show(name: str, k: int, total: int) -> None:
-                terminal.ensure_newline()
-                if self.config.get_terminal_writer().width_of_current_line:  # -q leaves the cursor after "[100%]"
-                    terminal.write("\n")
-                terminal.write_line(printable(f"computing intervals: {name} ({k}/{total})"))
+                def show(name: str, k: int, total: int) -> None:
+                    terminal.ensure_newline()
+                    if self.config.get_terminal_writer().width_of_current_line:  # -q leaves the cursor after "[100%]"
+                        terminal.write("\n")
+                    terminal.write_line(printable(f"computing intervals: {name} ({k}/{total})"))
 
-            aggregate_runs(self.ordered_runs(), None if terminal is None else show)
+                progress = show
+            aggregate_runs(self.ordered_runs(), progress)
             self._judge_gates(session)
             self._compare(session)
         return result

@@ -13,6 +13,7 @@ import math
 import os
 import re
 import stat
+from collections.abc import Callable
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -23,7 +24,8 @@ SCHEMA_FILE = "report.schema.json"
 def load_schema() -> dict[str, Any]:
     """The schema as plain data, read from the installed package (a fresh copy each call: callers may change it)."""
     text = resources.files("pytest_holistic").joinpath("data", "schema", SCHEMA_FILE).read_text(encoding="utf-8")
-    return json.loads(text)
+    schema: dict[str, Any] = json.loads(text)
+    return schema
 
 
 def _where(path: Any) -> str:
@@ -86,11 +88,11 @@ def reader_schema() -> dict[str, Any]:
     schema["properties"] = {name: schema["properties"][name] for name in READ_AT_ROOT}
     run = schema["$defs"]["run"]
     run["properties"] = {name: run["properties"][name] for name in READ_IN_RUN}
-    schema = _loosened(schema)
-    schema["properties"]["schema_version"] = {"type": "integer"}
-    schema["$defs"]["run"]["required"] = ["key", "scenario"]
-    schema["required"] = ["model", "runs"]
-    return schema
+    loosened: dict[str, Any] = _loosened(schema)
+    loosened["properties"]["schema_version"] = {"type": "integer"}
+    loosened["$defs"]["run"]["required"] = ["key", "scenario"]
+    loosened["required"] = ["model", "runs"]
+    return loosened
 
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
@@ -182,7 +184,11 @@ def _read_regular(path: Path, name: str, fix: str) -> bytes:
 
 
 def _kind(mode: int) -> str:
-    kinds = ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"))
+    kinds: tuple[tuple[Callable[[int], bool], str], ...] = (
+        (stat.S_ISFIFO, "a FIFO"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+    )
     kinds += ((stat.S_ISSOCK, "a socket"),)
     return next((what for test, what in kinds if test(mode)), "not a plain file")
 

@@ -117,9 +117,9 @@ def summary_lines(results: Results) -> list[str]:
     lines.append(
         "(value [95% interval: Wilson for up to 500 scores of 0/1, else bootstrap]; ↑ higher is better, ↓ lower is better, →x best at x)"
     )
-    for result in results.gates:
-        if result.evaluated:  # the unchecked ones are listed with the other things that did not happen
-            lines.append(f"gate {result.status.upper()}: {result.message}")
+    for gate in results.gates:
+        if gate.evaluated:  # the unchecked ones are listed with the other things that did not happen
+            lines.append(f"gate {gate.status.upper()}: {gate.message}")
     return lines
 
 
