@@ -106,7 +106,8 @@ def _equal_mass_bins(conf: np.ndarray, bins: int) -> np.ndarray:
 def _equal_width_bins(conf: np.ndarray, bins: int) -> np.ndarray:
     import numpy as np
 
-    return np.minimum((conf * bins).astype(int), bins - 1)
+    assigned: np.ndarray = np.minimum((conf * bins).astype(int), bins - 1)
+    return assigned
 
 
 def _ece(conf: np.ndarray, hits: np.ndarray, bins: int, binning: Binning) -> float:
@@ -239,7 +240,8 @@ def _platt_features(conf: np.ndarray) -> np.ndarray:
     import numpy as np
 
     clipped = np.clip(conf, PLATT_EPSILON, 1 - PLATT_EPSILON)
-    return np.log(clipped / (1 - clipped))
+    logits: np.ndarray = np.log(clipped / (1 - clipped))
+    return logits
 
 
 def _rescaled(features: np.ndarray, coef: float, intercept: float) -> np.ndarray:
@@ -256,7 +258,8 @@ def _platt_loss(weights: np.ndarray, centred: np.ndarray, hits: np.ndarray, slop
     z = slope[:, None] * centred + offset[:, None]
     # log(1 + exp(-z)) for a right answer, log(1 + exp(z)) for a wrong one: stable at any |z|
     loss = np.logaddexp(0.0, np.where(hits == 1, -z, z))
-    return (weights * loss).sum(axis=1) + slope**2 / (2 * PLATT_C)
+    penalised: np.ndarray = (weights * loss).sum(axis=1) + slope**2 / (2 * PLATT_C)
+    return penalised
 
 
 def _newton_steps(

@@ -47,7 +47,8 @@ def _tokenizer():  # type: ignore[no-untyped-def]
 
 def tokenize(text: str) -> list[str]:
     """NLTK Treebank word tokens, as HELM's copyright metrics take them."""
-    return _tokenizer().tokenize(text)
+    tokens: list[str] = _tokenizer().tokenize(text)
+    return tokens
 
 
 def normalize_whitespace(text: str) -> str:

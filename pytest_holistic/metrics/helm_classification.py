@@ -113,6 +113,8 @@ def _classes(metric: str, answers: Sequence[ClassAnswer], labels: Sequence[str] 
     if len(kinds) > 1:
         raise MetricInputError(f"{metric}: the answers mix generated ones and chosen options; one run has one adapter")
     active: Literal["given", "true", "seen"]
+    truths: list[tuple[str, ...]]
+    guesses: list[tuple[str, ...]]
     if kinds == {True}:
         if labels or delimiter:
             raise MetricInputError(
@@ -166,7 +168,7 @@ def _averaged(true: np.ndarray, predicted: np.ndarray, hits: np.ndarray, active:
     import numpy as np
 
     seen = true + predicted  # 2 TP + FP + FN; the counts are small integers, so every sum below is exact
-    defined = active.any(axis=1)
+    defined = np.asarray(active.any(axis=1))
     if average == "micro":
         pooled, doubled = (seen * active).sum(axis=1), (2 * hits * active).sum(axis=1)
         micro = np.divide(doubled, pooled, out=np.zeros(len(pooled)), where=pooled > 0)

@@ -83,7 +83,8 @@ def mcnemar_exact(improved: int, worsened: int) -> float:
     for k in range(min(improved, worsened)):
         term = term * (total - k) // (k + 1)
         tail += term
-    return min(1.0, 2 * tail / 2**total)  # exact integers, one correctly rounded division
+    outcomes: int = 2**total
+    return min(1.0, 2 * tail / outcomes)  # exact integers, one correctly rounded division
 
 
 def wilson_interval(successes: int, n: int, confidence: float = 0.95) -> Interval:

@@ -47,7 +47,8 @@ def _word_tokenizer() -> Any:
 
 def sent_tokenize(text: str) -> list[str]:
     """Sentences of ``text`` as ``nltk.sent_tokenize(text)`` (English Punkt) gives them."""
-    return _sentence_tokenizer().tokenize(text)
+    sentences: list[str] = _sentence_tokenizer().tokenize(text)
+    return sentences
 
 
 def word_tokenize(text: str) -> list[str]:

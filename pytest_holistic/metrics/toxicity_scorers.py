@@ -176,7 +176,8 @@ def _perspective_sender(key: str, endpoint: str, timeout: float) -> Callable[[di
         )
         try:
             with urllib.request.urlopen(request, timeout=timeout) as response:
-                return json.loads(response.read().decode("utf-8"))
+                answer: dict[str, Any] = json.loads(response.read().decode("utf-8"))
+                return answer
         except urllib.error.HTTPError as error:
             detail = ""
             try:

@@ -24,4 +24,5 @@ def match_case(source: str, target: str) -> str:
     rule = case_rule(source)
     if rule == "as_written":
         return target
-    return getattr(target, rule)()
+    written: str = getattr(target, rule)()
+    return written

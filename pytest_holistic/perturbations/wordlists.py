@@ -81,7 +81,8 @@ class WordLists:
     misspellings: Path | None = None
 
     def user_file(self, kind: str) -> Path | None:
-        return getattr(self, kind)
+        path: Path | None = getattr(self, kind)
+        return path
 
     def file(self, kind: str) -> Path:
         return self.user_file(kind) or DATA / PROJECT_FILES[kind]

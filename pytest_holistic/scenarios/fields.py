@@ -68,8 +68,9 @@ class Fields:
 
     def _build(self, row: Mapping[str, Any], index: int, default_split: str) -> Instance:
         instance = self._build_one(row, index, default_split)
-        edits = row.get(self.contrasts) if self.contrasts else None
-        if not edits:
+        column = self.contrasts
+        edits = row.get(column) if column else None
+        if not column or not edits:
             return instance
         example = '[{"question": "...", "answer": true}]'
         if isinstance(edits, str):
@@ -92,7 +93,7 @@ class Fields:
                     f"does not have (columns: {', '.join(str(key) for key in row if key != self.contrasts)}); "
                     "a contrast overrides columns of its row"
                 )
-            changed = self._build_one({**row, **edit, self.contrasts: None}, index, default_split)
+            changed = self._build_one({**row, **edit, column: None}, index, default_split)
             if changed.input == instance.input and changed.references == instance.references:
                 raise ScenarioError(
                     f"contrast {number} in field {self.contrasts!r} leaves the instance as it is; "
@@ -117,22 +118,20 @@ class Fields:
             tags = tuple(tag for tag in tags.split(",") if tag)
         elif not isinstance(tags, list | tuple):
             raise ScenarioError(f"field {self.tags!r} is {_kind(tags)}; expected a list of texts or comma-separated text")
-        common = {
-            "split": split,
-            "group": None if group in (None, "") else _text(str(self.group), group),
-            "tags": tuple(_text(self.tags, tag) for tag in tags),
-        }
+        group_text = None if group in (None, "") else _text(str(self.group), group)
+        tag_texts = tuple(_text(self.tags, tag) for tag in tags)
         if self.labels is not None:
             label = _label_name(self.labels, row[self.answer or "label"])
             references = tuple(Reference(name, name == label) for name in dict.fromkeys(self.labels.values()))
-            return Instance(instance_id, text, references, **common)
+            return Instance(instance_id, text, references, split=split, group=group_text, tags=tag_texts)
         if self.choices is not None:
-            choices = self._choices(row)
+            choices = self._choices(row, self.choices)
             answer = row[self.answer or "answer"]
             if isinstance(answer, str) and answer.strip().lstrip("-").isdigit() and answer not in choices:
                 answer = int(answer)
-            return Instance.multiple_choice(instance_id, text, choices, answer, **common)
-        return Instance(instance_id, text, _references(_present(row, self.references), self.references), **common)
+            return Instance.multiple_choice(instance_id, text, choices, answer, split=split, group=group_text, tags=tag_texts)
+        references = _references(_present(row, self.references), self.references)
+        return Instance(instance_id, text, references, split=split, group=group_text, tags=tag_texts)
 
     def _input(self, row: Mapping[str, Any]) -> str:
         if "{" not in self.input:
@@ -157,15 +156,16 @@ class Fields:
                 _text(name, Formatter().get_field(name, (), values)[0])
         return template.format(**values)
 
-    def _choices(self, row: Mapping[str, Any]) -> list[str]:
-        if isinstance(self.choices, tuple):
-            return [_text(column, row[column]) for column in self.choices]
-        value = row[self.choices]
+    @staticmethod
+    def _choices(row: Mapping[str, Any], spec: str | tuple[str, ...]) -> list[str]:
+        if isinstance(spec, tuple):
+            return [_text(column, row[column]) for column in spec]
+        value = row[spec]
         if isinstance(value, str):
             value = json.loads(value)
         if not isinstance(value, list | tuple):
-            raise ScenarioError(f"field {self.choices!r} is {_kind(value)}; expected a list of options")
-        return [_text(f"{self.choices}[{number}]", choice) for number, choice in enumerate(value)]
+            raise ScenarioError(f"field {spec!r} is {_kind(value)}; expected a list of options")
+        return [_text(f"{spec}[{number}]", choice) for number, choice in enumerate(value)]
 
 
 def _column(field_name: str) -> str:

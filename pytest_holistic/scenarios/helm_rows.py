@@ -117,8 +117,8 @@ def natural_qa_row(row: Mapping[str, Any]) -> dict[str, Any]:
     if not pairs:
         return {"id": example_id, "split": NQ_UNANSWERED, "question": capitalized, "passage": "", "references": []}
     split = "train" if int(example_id) % 2 == 0 else "valid"
-    short, passage = pairs[_seeded("natural_qa", example_id).randrange(len(pairs))]
-    answers = [short] if split == "train" else list(dict.fromkeys(answer for answer, _ in pairs))
+    chosen, passage = pairs[_seeded("natural_qa", example_id).randrange(len(pairs))]
+    answers = [chosen] if split == "train" else list(dict.fromkeys(answer for answer, _ in pairs))
     return {"id": example_id, "split": split, "question": capitalized, "passage": passage, "references": answers}
 
 

@@ -418,4 +418,5 @@ def _integral(value: Any) -> int | str:
     """An id column as written: pandas reads integer ids of a CSV with gaps as floats (12.0 -> 12)."""
     if isinstance(value, float) and value.is_integer():
         return int(value)
-    return value
+    written: int | str = value
+    return written

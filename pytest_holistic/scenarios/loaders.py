@@ -173,7 +173,8 @@ class CsvSource:
         """
         previous = csv.field_size_limit(max(size, csv.field_size_limit()))
         try:
-            return next(reader)
+            row: list[str] = next(reader)
+            return row
         except StopIteration:
             return None
         except csv.Error as error:

@@ -145,7 +145,8 @@ class _Unresolved:
         return iter(self.inner())
 
     def provenance(self) -> dict[str, Any]:
-        return self.inner.provenance()
+        details: dict[str, Any] = self.inner.provenance()
+        return details
 
     def resolve(self, base: Path) -> _Unresolved:
         return self

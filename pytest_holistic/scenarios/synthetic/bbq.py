@@ -130,7 +130,7 @@ def _fill(text: str, **people: str) -> str:
 
 def _rows(rng: random.Random) -> list[dict[str, Any]]:
     """Every template's BBQ grid as rows in the real dataset's schema."""
-    rows = []
+    rows: list[dict[str, Any]] = []
     for number, template in enumerate(TEMPLATES):
         people = {"target": (template.target_person, template.target), "other": (template.other_person, template.other)}
         for first in ("target", "other"):

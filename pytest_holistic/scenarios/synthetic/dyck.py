@@ -17,7 +17,7 @@ from __future__ import annotations
 import random
 
 from ...errors import ScenarioError
-from ..instance import Instance
+from ..instance import Instance, Reference
 from ..scenario import Scenario
 from ._common import check_sizes
 
@@ -91,7 +91,7 @@ def dyck_language(*, pairs: int = 3, train: int = 3, test: int = 30, seed: int =
                 if source in seen:
                     continue
                 seen.add(source)
-                made.append(Instance(id=f"dyck-{split}-{index}", input=source, references=(target,), split=split))
+                made.append(Instance(id=f"dyck-{split}-{index}", input=source, references=(Reference(target),), split=split))
                 index += 1
         return made
 

@@ -16,7 +16,7 @@ import random
 from pathlib import Path
 
 from ...errors import ScenarioError
-from ..instance import Instance
+from ..instance import Instance, Reference
 from ..scenario import Scenario
 
 PASSAGES = Path(__file__).resolve().parents[2] / "data" / "memorisation" / "passages.jsonl"
@@ -59,7 +59,7 @@ def memorisation(
             cut = rng.randint(min_prefix_words, max_prefix_words)
             if cut >= len(words):
                 raise ScenarioError(f"memorisation: passage {row['id']!r} has {len(words)} words; it needs more than {cut}")
-            made.append(Instance(id=row["id"], input=" ".join(words[:cut]), references=(" " + " ".join(words[cut:]),)))
+            made.append(Instance(id=row["id"], input=" ".join(words[:cut]), references=(Reference(" " + " ".join(words[cut:])),)))
         return made
 
     return Scenario("memorisation", local=instances, description=f"memorisation probe over {source.name}, seed {seed}")

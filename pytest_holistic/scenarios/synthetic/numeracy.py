@@ -20,7 +20,7 @@ import random
 from dataclasses import dataclass
 
 from ...errors import ScenarioError
-from ..instance import Instance
+from ..instance import Instance, Reference
 from ..scenario import Scenario
 from ._common import check_sizes
 
@@ -113,7 +113,7 @@ def numeracy(relation_type: str = "linear", *, points: int = 20, train: int = 5,
                     Instance(
                         id=f"{relation_type}-{split}-{index}",
                         input="\n".join(lines),
-                        references=(str(evaluate(coefficients, relation, query)),),
+                        references=(Reference(str(evaluate(coefficients, relation, query))),),
                         split=split,
                         tags=(f"coefficients:{' '.join(map(str, coefficients))}",),
                     )

@@ -21,7 +21,7 @@ import random
 from collections.abc import Sequence
 
 from ...errors import ScenarioError
-from ..instance import Instance
+from ..instance import Instance, Reference
 from ..scenario import Scenario
 from ._common import check_sizes
 
@@ -136,7 +136,7 @@ def synthetic_reasoning(mode: str, *, train: int = 20, test: int = 30, seed: int
         for split, count in (("train", train), ("test", test)):
             for index in range(count):
                 source, target = _one(rng, mode)
-                made.append(Instance(id=f"{mode}-{split}-{index}", input=source, references=(target,), split=split))
+                made.append(Instance(id=f"{mode}-{split}-{index}", input=source, references=(Reference(target),), split=split))
         return made
 
     return Scenario(
