@@ -42,8 +42,15 @@ def test_two_streams_share_the_bound_on_requests_in_flight() -> None:
     assert most[0] == 3
 
 
-def test_an_earlier_stream_is_served_first_and_a_stalled_request_holds_one_sender() -> None:
-    pool = RequestPool(2)
+def _queued(pool: RequestPool, count: int) -> None:
+    deadline = time.monotonic() + 30
+    while pool._todo.qsize() != count:
+        assert time.monotonic() < deadline, "the requests never reached the queue"
+        time.sleep(0.01)
+
+
+def test_of_the_streams_computed_ahead_the_earlier_goes_first() -> None:
+    pool = RequestPool(1)
     release = threading.Event()
     order: list[str] = []
 
@@ -53,17 +60,38 @@ def test_an_earlier_stream_is_served_first_and_a_stalled_request_holds_one_sende
         order.append(request)
         return request
 
-    first = pool.stream(["stall", "a1", "a2"], answer, _never)
-    second = pool.stream(["b1", "b2"], answer, _never)
-    got_first: list[str] = []
-    seen = threading.Thread(target=lambda: [got_first.extend(v for _, v in batch) for batch in first])
-    seen.start()
-    got_second = [value for batch in second for _, value in batch]  # the stall holds one sender; the other serves both
-    assert sorted(got_second) == ["b1", "b2"]
-    assert order[:2] == ["a1", "a2"], order  # the earlier stream's requests went first
+    def consume(requests: list[str]) -> threading.Thread:
+        thread = threading.Thread(target=lambda: [None for _ in pool.stream(requests, answer, _never)])
+        thread.start()
+        return thread
+
+    first = consume(["stall", "a1", "a2"])
+    _queued(pool, 2)  # the only sender holds the stall
+    second = consume(["b1", "b2"])
+    _queued(pool, 4)
     release.set()
-    seen.join(30)
-    assert sorted(got_first) == ["a1", "a2", "stall"]
+    first.join(30)
+    second.join(30)
+    assert order == ["stall", "a1", "a2", "b1", "b2"]
+
+
+def test_a_stalled_request_holds_one_sender_and_the_others_go_on() -> None:
+    pool = RequestPool(2)
+    release, stalling = threading.Event(), threading.Event()
+
+    def answer(request: str) -> str:
+        if request == "stall":
+            stalling.set()
+            release.wait(30)
+        return request
+
+    stalled = pool.stream(["stall"], answer, _never)
+    waiting = threading.Thread(target=lambda: [None for _ in stalled])
+    waiting.start()
+    assert stalling.wait(30)  # one sender is held from here on
+    assert sorted(value for batch in pool.stream(["b1", "b2", "b3"], answer, _never) for _, value in batch) == ["b1", "b2", "b3"]
+    release.set()
+    waiting.join(30)
 
 
 def test_a_raising_request_is_its_own_failed_outcome_and_a_closed_stream_starts_nothing_more() -> None:
@@ -87,3 +115,31 @@ def test_a_raising_request_is_its_own_failed_outcome_and_a_closed_stream_starts_
     assert outcomes[0] == 0 and isinstance(outcomes[1], Failed) and "bad request" in str(outcomes[1].error)
     time.sleep(0.2)
     assert len(started) <= 3, started  # at most the request the sender had already taken
+
+
+def test_the_main_threads_stream_goes_before_streams_computed_ahead() -> None:
+    """A property test's probe (the main thread) is not queued behind the shards computed ahead in threads."""
+    pool = RequestPool(1)
+    release = threading.Event()
+    order: list[str] = []
+
+    def answer(request: str) -> str:
+        if request == "busy":
+            release.wait(30)
+        order.append(request)
+        return request
+
+    ahead: list[str] = []
+
+    def compute_ahead() -> None:
+        ahead.extend(value for batch in pool.stream(["busy", "s1", "s2", "s3"], answer, _never) for _, value in batch)
+
+    worker = threading.Thread(target=compute_ahead)
+    worker.start()
+    while not pool._todo.qsize() < 4:  # the sender has taken "busy" and holds the only slot
+        time.sleep(0.01)
+    probe = pool.stream(["probe"], answer, _never)
+    release.set()
+    assert [value for batch in probe for _, value in batch] == ["probe"]
+    worker.join(30)
+    assert order[:2] == ["busy", "probe"], order
