@@ -412,9 +412,17 @@ def compare_answers(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
 
 
 def compare_to_bare(rows: list[dict], bare_scores: list[list[float]], answers: dict[str, Any]) -> dict[str, Any]:
-    """Same comparison between a plugin run and a bare loop (instances in file order)."""
+    """Same comparison between a plugin run and a bare loop (instances in file order).
+
+    Both sides' choices are taken as the argmax of the summed log-probabilities: the plugin's own pick follows HELM
+    (``multiple_choice_separate_original`` divides each sum by its token count), which a bare loop does not do.
+    """
     as_answers = {row["id"]: {"predicted_index": argmax(s), "choice_logprobs": s} for row, s in zip(rows, bare_scores)}
-    return compare_answers(answers, as_answers)
+    by_sum = {
+        key: {**got, "predicted_index": argmax(got["choice_logprobs"]) if got["choice_logprobs"] else None}
+        for key, got in answers.items()
+    }
+    return compare_answers(by_sum, as_answers)
 
 
 def max_bare_diff(a: list[list[float]], b: list[list[float]]) -> float:

@@ -86,6 +86,9 @@ def make_instances(count: int, seed: int = 0) -> list[dict]:
     return rows
 
 
+# output_prefix " ": the plugin then sends each choice as the continuation " " + choice after the bare query (HELM
+# moves a prefix's closing space into the continuation), which is what the bare loops and lm-eval's default
+# target delimiter score; with "" it would score the choice glued to the query, another text.
 SUITE = '''
 import pytest
 from pytest_holistic import Fields, Scenario, jsonl
@@ -94,7 +97,7 @@ FIELDS = Fields(input="query", choices="choices", answer="gold")
 bench = Scenario("bench_mc", local=jsonl("{data}", FIELDS))
 prompts = Scenario("bench_gen", local=jsonl("{prompts}", Fields(input="query", references="query")))
 
-@pytest.mark.holistic(bench, adapter="multiple_choice_separate", input_suffix="", output_prefix="", max_train_instances=0,
+@pytest.mark.holistic(bench, adapter="multiple_choice_separate", input_suffix="", output_prefix=" ", max_train_instances=0,
                       metrics=("exact_match",))
 def test_mc(completion):
     pass

@@ -181,8 +181,8 @@ def add_options(parser: pytest.Parser) -> None:
         default=None,
         choices=("auto", "on", "off"),
         help="transformers models: compute the token prefixes a shard's prompts share (instructions, in-context "
-        "examples) once and run only each request's own suffix (auto, the default: when it saves work and a first "
-        "check against the unshared computation agrees; on; off)",
+        "examples) once and run only each request's own suffix (auto, the default: on CPU, when it saves work and a "
+        "first check against the unshared computation agrees; on a GPU, off; on; off)",
     )
     group.addoption(
         "--holistic-overlap",

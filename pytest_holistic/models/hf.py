@@ -330,14 +330,21 @@ class HFModel(BatchStreaming):
         self.info.details["scoring"] = self.strategy
 
     def use_prefix_sharing(self, mode: str) -> None:
-        """Share token prefixes across requests: ``auto`` (when it saves work, after a first check), ``on`` or ``off``."""
+        """Share token prefixes across requests: ``auto`` (on CPU, when it saves work, after a first check), ``on`` or ``off``."""
         if mode not in ("auto", "on", "off"):
             raise ModelLoadError(f"unknown prefix sharing mode {mode!r}; use auto, on or off")
         self.prefix_sharing = mode
         self._sharing_checked.clear()
         self.info.details["prefix_sharing"] = mode
         self.info.details.pop("prefix_sharing_fallback", None)
-        if mode != "off":
+        if mode == "auto" and self.device.type == "cuda":
+            # Measured on an H200 (random-weight 1.7B Llama, bfloat16, core suite, -n 4): model time 239 s shared
+            # against 206 s unshared. Prefill is cheap there; splicing a prefix's keys and values into every row is not.
+            self.info.details["prefix_sharing_fallback"] = (
+                "auto shares on CPU only: on a GPU whole requests measured faster (use on to force it)"
+            )
+            self.prefix_sharing = "off"
+        elif mode != "off":
             reason = prefix_sharing.sharable(self.model)
             if reason is not None:
                 self._sharing_unavailable(reason)

@@ -145,6 +145,19 @@ def test_sliding_window_models_are_not_shared(loaded: HFModel, monkeypatch: pyte
     assert _with(loaded, 7, "on").prefix_sharing == "on" and "prefix_sharing_fallback" not in loaded.info.details
 
 
+def test_auto_leaves_sharing_off_on_a_gpu_and_on_forces_it(loaded: HFModel, monkeypatch: pytest.MonkeyPatch) -> None:
+    import torch
+
+    monkeypatch.setattr(loaded, "device", torch.device("cuda"))  # only the device's kind is read here
+    model = _with(loaded, 7, "auto")
+    assert model.prefix_sharing == "off"
+    assert model.info.details["prefix_sharing"] == "auto"
+    assert model.info.details["prefix_sharing_fallback"].startswith("auto shares on CPU only")
+    assert _with(loaded, 7, "on").prefix_sharing == "on" and "prefix_sharing_fallback" not in loaded.info.details
+    monkeypatch.setattr(loaded, "device", torch.device("cpu"))
+    assert _with(loaded, 7, "auto").prefix_sharing == "auto"
+
+
 def test_a_nan_while_sharing_is_the_requests_error_not_a_fallback(loaded: HFModel, monkeypatch: pytest.MonkeyPatch) -> None:
     model = _with(loaded, 7, "on")
     original = model._shared.runner.score
