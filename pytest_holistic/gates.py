@@ -18,7 +18,7 @@ import difflib
 import math
 import operator
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from .errors import GateSyntaxError
@@ -162,36 +162,18 @@ class GateResult:
         }
 
 
-def judge(
-    gate: Gate, run: str, scenario: str, observations: Mapping[str, Observation], why_missing: str | None = None
-) -> GateResult:
-    """Compare the run's metric with the threshold and explain the outcome in one line.
+def judge(gate: Gate, run: str, scenario: str, observation: Observation) -> GateResult:
+    """Compare one recorded metric with the gate's threshold and say the outcome in one line.
 
-    ``why_missing`` is the run's own account of a missing robustness/fairness number (a skipped perturbation,
-    deselected originals); without it the message says which option adds the variants.
+    Only the comparison: which runs a gate is judged on, and what a metric nobody recorded means, are
+    decided in ``report.verdicts``.
     """
-    observation = observations.get(gate.metric)
-    if observation is not None and observation.n and math.isnan(observation.value):
+    if math.isnan(observation.value):
         message = (
             f"gate {gate.expression} on {scenario}: metric {gate.metric!r} is undefined on these {observation.n} instances "
             "(e.g. no group word in any text); the gate cannot pass"
         )
         return GateResult(gate, run, scenario, False, math.nan, observation.n, (math.nan, math.nan), message)
-    if observation is None or observation.n == 0:
-        from .perturbations import naming
-
-        parsed = naming.parse(gate.metric)
-        if parsed is not None:
-            wanted = "equivariance" if parsed.prefix == "contrast_sets" else parsed.prefix
-            fix = why_missing or f"add --holistic-perturb {wanted} or perturbations=({wanted!r},) to its marker"
-            message = f"gate {gate.expression} on {scenario}: metric {gate.metric!r} was not recorded; {fix}"
-            return GateResult(gate, run, scenario, False, math.nan, 0, (math.nan, math.nan), message)
-        recorded = ", ".join(sorted(name for name in observations if naming.parse(name) is None)) or "none"
-        message = (
-            f"gate {gate.expression} on {scenario}: metric {gate.metric!r} was not recorded "
-            f"(recorded: {recorded}); add it to metrics=(...) or record() it in the test"
-        )
-        return GateResult(gate, run, scenario, False, math.nan, 0, (math.nan, math.nan), message)
     compared = gate.observed(observation)
     passed = gate.holds(compared)
     verdict = "meets" if passed else "does not meet"

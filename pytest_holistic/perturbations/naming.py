@@ -55,3 +55,9 @@ def derived(prefix: str, statistic: str, base: str | None = None) -> str:
     if base is None:
         return f"{prefix}.{statistic}"
     return f"{prefix}.{base}" if statistic == "worst" else f"{prefix}.{statistic}.{base}"
+
+
+def variants_hint(prefix: str) -> str:
+    """What adds the variants behind a ``<prefix>.*`` number: contrast sets come with the ``equivariance`` family."""
+    wanted = "equivariance" if prefix == "contrast_sets" else prefix
+    return f"add --holistic-perturb {wanted} or perturbations=({wanted!r},) to its marker"

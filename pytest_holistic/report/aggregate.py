@@ -340,6 +340,7 @@ class RunResults:
     _records: dict[str, ItemRecord] = field(default_factory=dict)
     _metrics: dict[str | None, dict[str, MetricResult]] = field(default_factory=dict, repr=False)
     _perturbed: PerturbationResults | None = field(default=None, repr=False)
+    _observations: dict[str, Observation] | None = field(default=None, repr=False)
 
     @property
     def key(self) -> str:
@@ -355,6 +356,7 @@ class RunResults:
         self._records[record.nodeid] = record  # a rerun item replaces its earlier record
         self._metrics.clear()
         self._perturbed = None
+        self._observations = None
 
     @property
     def records(self) -> list[ItemRecord]:
@@ -385,9 +387,14 @@ class RunResults:
         return self._perturbed
 
     def observations(self) -> dict[str, Observation]:
-        """Every metric as gates see it (value, 95% interval, n, direction): the originals' and the variants' numbers."""
-        results = {**self.metrics(), **self.perturbed().perturbations}
-        return {name: result.observation() for name, result in results.items()}
+        """Every metric as gates see it (value, 95% interval, n, direction): the originals' and the variants' numbers.
+
+        Computed once per set of records: every gate of the run reads the same mapping.
+        """
+        if self._observations is None:
+            results = {**self.metrics(), **self.perturbed().perturbations}
+            self._observations = {name: result.observation() for name, result in results.items()}
+        return self._observations
 
     def groups(self) -> list[dict[str, Any]]:
         """Per-group breakdowns (HELM performance disparities) of the run's declared per-item metrics."""

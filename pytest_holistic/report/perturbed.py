@@ -32,6 +32,7 @@ from .. import metrics as registry
 from ..answers import prediction
 from ..metrics.base import Direction, Family
 from ..metrics.wer import word_error_rate
+from ..perturbations import naming
 from ..perturbations.naming import derived
 from ..records import ItemRecord, RunInfo
 
@@ -268,7 +269,6 @@ def missing_reason(info: RunInfo, results: PerturbationResults, prefix: str) -> 
     """Why a run has no ``<prefix>.*`` number, and what would give it one (the fix half of a gate's message)."""
     asked = {str(d["name"]): str(d["family"]) for d in info.perturbations}
     members = [name for name, family in asked.items() if prefix in (name, family)]
-    wanted = "equivariance" if prefix == "contrast_sets" else prefix
     from ..perturbations.catalog import PERTURBATIONS
 
     related = {prefix, *members, *(name for name, preset in PERTURBATIONS.items() if preset.family == prefix)}
@@ -276,7 +276,7 @@ def missing_reason(info: RunInfo, results: PerturbationResults, prefix: str) -> 
     if skips:
         return skips[0]
     if not members:
-        return f"add --holistic-perturb {wanted} or perturbations=({wanted!r},) to its marker"
+        return naming.variants_hint(prefix)
     if results.notes:
         return results.notes[0]
     if all(results.table.get(name, {}).get("changed", 0) == 0 for name in members):

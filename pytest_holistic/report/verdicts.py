@@ -20,7 +20,7 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
-from ..gates import Gate, GateResult, judge
+from ..gates import Gate, GateResult, Observation, judge
 from ..metrics.base import EFFICIENCY
 from ..perturbations import naming
 from ..records import CollectedRun, RunInfo
@@ -66,10 +66,25 @@ def _plans(info: RunInfo, metric: str) -> bool:
 def _perturbation_hint(metric: str) -> str:
     """For a robustness or fairness number nobody recorded: the option that makes it."""
     parsed = naming.parse(metric)
-    if parsed is None:
-        return ""
-    wanted = "equivariance" if parsed.prefix == "contrast_sets" else parsed.prefix
-    return f"; it needs perturbed variants: add --holistic-perturb {wanted} or perturbations=({wanted!r},) to the marker"
+    return "" if parsed is None else f"; it needs perturbed variants: {naming.variants_hint(parsed.prefix)}"
+
+
+def judge_run(gate: Gate, run: RunResults, observations: Mapping[str, Observation]) -> GateResult:
+    """The gate against one run that has records: compared (``gates.judge``), or failed with why its metric is missing."""
+    key, scenario = run.key, run.info.scenario
+    observation = observations.get(gate.metric)
+    if observation is not None and observation.n:
+        return judge(gate, key, scenario, observation)
+    parsed = naming.parse(gate.metric)
+    if parsed is not None:  # a robustness or fairness number: the run's own account, else the option that adds variants
+        fix = missing_reason(run.info, run.perturbed(), parsed.prefix)
+        return _failed(gate, key, scenario, f"gate {gate.expression} on {scenario}: metric {gate.metric!r} was not recorded; {fix}")
+    recorded = ", ".join(sorted(name for name in observations if naming.parse(name) is None)) or "none"
+    message = (
+        f"gate {gate.expression} on {scenario}: metric {gate.metric!r} was not recorded "
+        f"(recorded: {recorded}); add it to metrics=(...) or record() it in the test"
+    )
+    return _failed(gate, key, scenario, message)
 
 
 def _distinct(gates: Sequence[Gate]) -> list[Gate]:
@@ -120,7 +135,7 @@ def decide(
             for gate in recorded:
                 observed_by[gate].append(key)
             for gate in _distinct([*own, *recorded]):
-                result = _on_subset(judge(gate, key, info.scenario, observations, _why_missing(run, gate)), entry)
+                result = _on_subset(judge_run(gate, run, observations), entry)
                 verdicts.append(Verdict(f"{key}::gate[{gate.expression}]", result))
             continue
         entry = entry or CollectedRun(info, 0, 0)

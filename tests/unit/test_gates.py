@@ -7,8 +7,11 @@ import math
 import pytest
 
 from pytest_holistic.errors import GateSyntaxError, UserError
-from pytest_holistic.gates import Gate, Observation, check_metric_name, judge, parse_gate
+from pytest_holistic.gates import Gate, GateResult, Observation, check_metric_name, judge, parse_gate
 from pytest_holistic.metrics.stats import Stat
+from pytest_holistic.records import RunInfo
+from pytest_holistic.report.aggregate import RunResults
+from pytest_holistic.report.verdicts import judge_run
 
 
 def observe(stat: Stat, bounds: tuple[float, float] | None, direction: str = "higher") -> Observation:
@@ -95,6 +98,12 @@ def test_gate_holds(text: str, value: float, holds: bool) -> None:
 
 # -- judge ------------------------------------------------------------------------------------------
 
+
+def _judge(text: str, run: str, scenario: str, observations: dict[str, Observation], origin: str = "marker") -> GateResult:
+    gate = parse_gate(text, origin=origin)
+    return judge(gate, run, scenario, observations[gate.metric])
+
+
 STATS = {
     name: observe(stat, (0.0, 1.0))
     for name, stat in {"exact_match": Stat.of([1, 0, 1, 1]), "f1_score": Stat.of([0.5, 0.5])}.items()
@@ -103,7 +112,7 @@ UNCLIPPED = {"exact_match": observe(Stat.of([1, 0, 1, 1]), None)}
 
 
 def test_judge_pass() -> None:
-    result = judge(parse_gate("exact_match>=0.6"), "run-key", "boolq", STATS)
+    result = _judge("exact_match>=0.6", "run-key", "boolq", STATS)
     # mean = 3/4; interval 0.75 -/+ 1.959964 * 0.25 -> (0.2600, 1.2400) clipped to (0.2600, 1.0)
     assert result.passed is True
     assert result.observed == 0.75
@@ -120,7 +129,7 @@ def test_judge_pass() -> None:
 
 
 def test_judge_fail() -> None:
-    result = judge(parse_gate("boolq:exact_match>=0.8"), "run-key", "boolq", STATS)
+    result = _judge("boolq:exact_match>=0.8", "run-key", "boolq", STATS)
     assert result.passed is False
     assert result.observed == 0.75
     message = result.message
@@ -130,12 +139,18 @@ def test_judge_fail() -> None:
 
 def test_judge_upper_threshold() -> None:
     # f1 mean = (0.5 + 0.5) / 2 = 0.5 -> "< 0.5" fails, "<= 0.5" passes
-    assert judge(parse_gate("f1_score<0.5"), "r", "qa", STATS).passed is False
-    assert judge(parse_gate("f1_score<=0.5"), "r", "qa", STATS).passed is True
+    assert _judge("f1_score<0.5", "r", "qa", STATS).passed is False
+    assert _judge("f1_score<=0.5", "r", "qa", STATS).passed is True
+
+
+def _unrecorded(gate: str, observations: dict[str, Observation]) -> GateResult:
+    """A gate against a run (with no perturbations) that did not record its metric: decided in report.verdicts."""
+    info = RunInfo("run-key", "boolq", "test_boolq", "local", {}, {}, (), ("exact_match",), ())
+    return judge_run(parse_gate(gate), RunResults(info), observations)
 
 
 def test_judge_unrecorded_metric_fails_naming_the_recorded_ones() -> None:
-    result = judge(parse_gate("quasi_exact_match>=0.5"), "r", "boolq", STATS)
+    result = _unrecorded("quasi_exact_match>=0.5", STATS)
     assert result.passed is False
     assert math.isnan(result.observed)
     assert result.n == 0
@@ -147,19 +162,26 @@ def test_judge_unrecorded_metric_fails_naming_the_recorded_ones() -> None:
 
 
 def test_judge_with_nothing_recorded() -> None:
-    result = judge(parse_gate("exact_match>=0.5"), "r", "boolq", {})
+    result = _unrecorded("exact_match>=0.5", {})
     assert result.passed is False
     assert "recorded: none" in result.message
 
 
+def test_an_unrecorded_robustness_number_names_the_option_that_adds_its_variants() -> None:
+    assert _unrecorded("robustness.exact_match>=0.5", STATS).message.endswith(
+        "add --holistic-perturb robustness or perturbations=('robustness',) to its marker"
+    )
+    assert "--holistic-perturb equivariance" in _unrecorded("contrast_sets.exact_match>=0.5", STATS).message
+
+
 def test_judge_without_bounds_does_not_clip() -> None:
     # 0.75 + 0.489991 = 1.239991 stays unclipped
-    result = judge(parse_gate("exact_match>=0.6"), "r", "boolq", UNCLIPPED)
+    result = _judge("exact_match>=0.6", "r", "boolq", UNCLIPPED)
     assert result.interval[1] == pytest.approx(1.239991, abs=1e-6)
 
 
 def test_gate_result_to_dict() -> None:
-    record = judge(parse_gate("boolq:exact_match>=0.6", origin="cli"), "r", "boolq", STATS).to_dict()
+    record = _judge("boolq:exact_match>=0.6", "r", "boolq", STATS, origin="cli").to_dict()
     assert record["gate"] == "boolq:exact_match>=0.6"
     assert record["origin"] == "cli"
     assert record["metric"] == "exact_match"
@@ -193,8 +215,8 @@ def test_parse_bounds_and_optimum(text: str, metric: str, bound: str, target: fl
 
 def test_lower_bound_gate() -> None:
     # exact_match: mean 0.75, interval (0.2600, 1.0): the mean meets 0.6, the lower bound does not.
-    assert judge(parse_gate("exact_match>=0.6"), "r", "s", STATS).passed
-    result = judge(parse_gate("exact_match.lower>=0.6"), "r", "s", STATS)
+    assert _judge("exact_match>=0.6", "r", "s", STATS).passed
+    result = _judge("exact_match.lower>=0.6", "r", "s", STATS)
     assert not result.passed
     assert "exact_match.lower = 0.2600 does not meet >= 0.6" in result.message
 
@@ -202,19 +224,19 @@ def test_lower_bound_gate() -> None:
 def test_worst_bound_follows_the_direction() -> None:
     ece = {"ece": Observation(0.05, 0.02, 0.12, 300, "lower")}
     # lower is better: the worst end is the upper bound 0.12
-    assert not judge(parse_gate("ece.worst<=0.1"), "r", "s", ece).passed
-    assert judge(parse_gate("ece<=0.1"), "r", "s", ece).passed
-    assert "lower is better" in judge(parse_gate("ece<=0.1"), "r", "s", ece).message
+    assert not _judge("ece.worst<=0.1", "r", "s", ece).passed
+    assert _judge("ece<=0.1", "r", "s", ece).passed
+    assert "lower is better" in _judge("ece<=0.1", "r", "s", ece).message
     accuracy = {"acc": Observation(0.7, 0.62, 0.78, 300, "higher")}
-    assert judge(parse_gate("acc.worst>=0.6"), "r", "s", accuracy).passed
-    assert not judge(parse_gate("acc.worst>=0.65"), "r", "s", accuracy).passed
+    assert _judge("acc.worst>=0.6", "r", "s", accuracy).passed
+    assert not _judge("acc.worst>=0.65", "r", "s", accuracy).passed
 
 
 def test_optimum_gate() -> None:
     biased = {"is_biased": Observation(0.56, 0.48, 0.64, 200, "target", 0.5)}
     # |0.56 - 0.5| = 0.06 <= 0.1; worst end: max(|0.48-0.5|, |0.64-0.5|) = 0.14 > 0.1
-    assert judge(parse_gate("abs(is_biased-0.5)<=0.1"), "r", "s", biased).passed
-    result = judge(parse_gate("abs(is_biased.worst-0.5)<=0.1"), "r", "s", biased)
+    assert _judge("abs(is_biased-0.5)<=0.1", "r", "s", biased).passed
+    result = _judge("abs(is_biased.worst-0.5)<=0.1", "r", "s", biased)
     assert not result.passed
     assert "= 0.1400 does not meet <= 0.1" in result.message
 
