@@ -24,14 +24,14 @@ from __future__ import annotations
 
 import random
 from collections import defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from itertools import cycle
 from typing import Any
 
 from .errors import UserError
 from .methods import KINDS, METHODS
-from .models.base import GenerationResult, LoglikelihoodRequest, LoglikelihoodResult
+from .models.base import GenerationRequest, GenerationResult, LoglikelihoodRequest, LoglikelihoodResult
 from .plans import AdapterSpec, AnswerMethod, Completion, Plan
 from .scenarios.instance import Instance
 
@@ -226,3 +226,20 @@ class Adapter:
         scored: Sequence[LoglikelihoodResult] = (),
     ) -> Completion:
         return self.method.interpret(instance, plan, generated, scored)
+
+    def answer_one(
+        self,
+        instance: Instance,
+        generate: Callable[[list[GenerationRequest]], Sequence[GenerationResult]],
+        loglikelihood: Callable[[list[LoglikelihoodRequest]], Sequence[LoglikelihoodResult]],
+        plan: Plan | None = None,
+    ) -> Completion:
+        """One instance's answer outside a shard: plan it (unless ``plan`` is given), ask, read the results.
+
+        For callers that answer one input at a time (a property test's ``answer(text)``, the determinism canary);
+        a shard's items are planned, asked and read in batches by the executor.
+        """
+        plan = plan if plan is not None else self.plan(instance)
+        generated = generate([plan.generation])[0] if plan.generation is not None else None
+        scored = loglikelihood(list(plan.loglikelihood)) if plan.loglikelihood else []
+        return self.interpret(instance, plan, generated, scored)

@@ -45,11 +45,7 @@ class AnswerProbe:
         if not isinstance(text, str):
             raise UserError(f"answer() takes the input text as a string, got {type(text).__name__}")
         instance = replace(self.work.instance, input=text)
-        adapter = self.work.run.adapter
-        plan = adapter.plan(instance)
-        generated = self.model.generate([plan.generation])[0] if plan.generation is not None else None
-        scored = self.model.loglikelihood(list(plan.loglikelihood)) if plan.loglikelihood else []
-        completion = adapter.interpret(instance, plan, generated, scored)
+        completion = self.work.run.adapter.answer_one(instance, self.model.generate, self.model.loglikelihood)
         if text == self.work.instance.input:
             self._original = completion
         else:

@@ -409,11 +409,9 @@ class Executor:
         if alone_model is None:
             return None
         try:
-            generation = alone_model([plan.generation])[0] if plan.generation is not None else None
-            scored = alone_model(list(plan.loglikelihood))
+            alone = work.run.adapter.answer_one(work.instance, alone_model, alone_model, plan)
         except HolisticError as error:
             return _model_failure(error, work.instance.id)
-        alone = work.run.adapter.interpret(work.instance, plan, generation, scored)
         gaps = [abs(a - b) for a, b in zip(batched.choice_logprobs, alone.choice_logprobs)]
         if batched.logprob is not None and alone.logprob is not None:
             gaps.append(abs(batched.logprob - alone.logprob))
