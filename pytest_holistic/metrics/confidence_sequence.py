@@ -15,8 +15,8 @@ Observations are rescaled from [low, high] to x ∈ [0, 1]. For a candidate mean
 The bets are predictable (made from x_1 … x_{t−1} only)::
 
     μ̂_t = (1/2 + Σ_{i≤t} x_i) / (t + 1),    σ̂²_t = (1/4 + Σ_{i≤t} (x_i − μ̂_i)²) / (t + 1),    σ̂²_0 = 1/4,
-    λ_t = sqrt(2 log(1/(θα)) / (t log(1 + t) σ̂²_{t−1})),    λ⁺_t(m) = min(λ_t, c/m),   λ⁻_t(m) = min(λ_t, c/(1 − m)),
-    c = 1/2.
+    λ_t = sqrt(2 log(1/(θα)) / (t log(1 + t) σ̂²_{t−1})),
+    λ⁺_t(m) = min(λ_t, c/m),    λ⁻_t(m) = min(λ_t, c/(1 − m)),    c = 1/2.
 
 At m = μ both capitals are nonnegative martingales starting at 1, so Ville's inequality gives
 P(∃t: K_t(μ) > 1/α) ≤ α. K⁺ falls and K⁻ rises with m, so C_t is an interval; it is read on the grid
@@ -26,7 +26,7 @@ is accepted), which contains C_t.
 Sampling without replacement (``population=N``, the paper's extension to a finite population drawn in uniformly
 random order): the mean of the next draw given the past is m_t = (N m − Σ_{i<t} x_i) / (N − t + 1), which
 replaces m in the factors and the truncation; m is rejected once m_t leaves [0, 1], and C_t is intersected with
-what the draws so far force, [S_t / N, 1 − (t − S_t) / N]. Then μ is the mean of the N values themselves.
+what the draws so far force, [S_t / N, (S_t + N − t) / N]. Then μ is the mean of the N values themselves.
 
 Differences: a paired difference of two scores in [low, high] lies in [low − high, high − low] and is one
 sequence (``difference_sequence``). Means of separate groups (a fairness gap) use one sequence per group, each at
@@ -110,18 +110,39 @@ def _log_growth(x: np.ndarray, bets: np.ndarray, mean: np.ndarray | float) -> tu
     return np.log(1 + up * (x - mean)), np.log(1 - down * (x - mean))
 
 
-def log_capital(x: np.ndarray, mean: float, level: float = 0.95) -> np.ndarray:
+def _drawn_means(
+    mean: np.ndarray | float, before: np.ndarray, t: np.ndarray, population: int, ruled_out: np.ndarray | bool, axis: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """Without replacement: m_t = (N m − Σ_{i<t} x_i) / (N − t + 1), and where it has left [0, 1] (for good).
+
+    Once m_t < 0 or m_t > 1 it stays out (Σ x_i and Σ (1 − x_i) only grow), so m is rejected from then on; those
+    entries of m_t are replaced by 1/2 only to keep the arithmetic finite.
+    """
+    import numpy as np
+
+    drawn = (population * mean - before) / (population - (t - 1))
+    out = np.logical_or.accumulate(ruled_out | (drawn < 0) | (drawn > 1), axis=axis)
+    return np.where(out, 0.5, drawn), out
+
+
+def log_capital(x: np.ndarray, mean: float, level: float = 0.95, population: int | None = None) -> np.ndarray:
     """log K_t(m) at one candidate mean for every t, for sequences of [0, 1] values on the last axis of ``x``.
 
     The sequential test of one mean: ``log_capital(x, m) > log_boundary(level)`` at some t rejects m with error
-    probability ≤ α when m is the true mean. Cheap enough to simulate many sequences at once.
+    probability ≤ α when m is the true mean. Cheap enough to simulate many sequences at once. With
+    ``population``, the draws are without replacement from N values and m is their mean (+inf once ruled out).
     """
     import numpy as np
 
     x = np.asarray(x, dtype=float)
-    bets, _, _ = _bets(x, _alpha(level))
-    up, down = _log_growth(x, bets, mean)
-    return _hedged(np.cumsum(up, axis=-1), np.cumsum(down, axis=-1))
+    bets, sums, _ = _bets(x, _alpha(level))
+    means: np.ndarray | float = mean
+    out: np.ndarray | bool = False
+    if population is not None:
+        before = np.concatenate([np.zeros(x.shape[:-1] + (1,)), sums[..., :-1]], axis=-1)
+        means, out = _drawn_means(mean, before, np.arange(1, x.shape[-1] + 1), population, False, axis=-1)
+    up, down = _log_growth(x, bets, means)
+    return np.where(out, math.inf, _hedged(np.cumsum(up, axis=-1), np.cumsum(down, axis=-1)))
 
 
 class ConfidenceSequence:
@@ -173,8 +194,12 @@ class ConfidenceSequence:
         """Whether ``mean OP threshold`` holds, fails, or cannot be told yet from ``interval``."""
         return decide(self.interval, op, threshold)
 
-    def update(self, values: float | Iterable[float]) -> None:
-        """Add observations, in order; a value outside [low, high] (or NaN) is refused before any is added."""
+    def update(self, values: float | Iterable[float]) -> list[Interval]:
+        """Add observations, in order; return ``interval`` as it stood after each one.
+
+        The per-observation intervals tell a caller the exact n at which a gate was settled even when records
+        arrive in batches. A value outside [low, high] (or NaN) is refused before any is added.
+        """
         import numpy as np
 
         given = values if isinstance(values, (int, float, np.ndarray)) else list(values)
@@ -187,10 +212,13 @@ class ConfidenceSequence:
         if self.population is not None and self._count + len(batch) > self.population:
             raise MetricInputError(f"{self._count + len(batch)} observations from a population of {self.population}")
         x = (batch - self.low) / (self.high - self.low)
+        steps: list[Interval] = []
         for start in range(0, len(x), _CHUNK):
-            self._absorb(x[start : start + _CHUNK])
+            steps.extend(self._scaled(step) for step in self._absorb(x[start : start + _CHUNK]))
+        return steps
 
-    def _absorb(self, x: np.ndarray) -> None:
+    def _absorb(self, x: np.ndarray) -> list[Interval]:
+        """Take a chunk of rescaled observations; return the running interval after each, on [0, 1]."""
         import numpy as np
 
         bets, sums, spread = _bets(x, self._alpha, self._count, self._total, self._squares)
@@ -201,9 +229,7 @@ class ConfidenceSequence:
             ruled_out = np.broadcast_to(self._ruled_out, mean.shape)
         else:
             before = np.concatenate([[self._total], sums[:-1]])[:, None]  # Σ x_i over i < t
-            mean = (self.population * grid - before) / (self.population - (t[:, None] - 1))
-            ruled_out = np.logical_or.accumulate(self._ruled_out | (mean < 0) | (mean > 1), axis=0)
-            mean = np.where(ruled_out, 0.5, mean)  # any value in [0, 1]: these points are rejected already
+            mean, ruled_out = _drawn_means(grid, before, t[:, None], self.population, self._ruled_out, axis=0)
         up, down = _log_growth(x[:, None], bets[:, None], mean)
         log_up = self._log_up + np.cumsum(up, axis=0)
         log_down = self._log_down + np.cumsum(down, axis=0)
@@ -215,12 +241,15 @@ class ConfidenceSequence:
         upper = np.minimum(1, np.where(found, last, 1.0) + self._step)
         if self.population is not None:
             lower = np.maximum(lower, sums / self.population)
-            upper = np.minimum(upper, 1 - (t - sums) / self.population)
+            upper = np.minimum(upper, (sums + (self.population - t)) / self.population)  # 1 − (t − S_t)/N, exact at t = N
+        running_lower = np.maximum(self._running[0], np.maximum.accumulate(lower))
+        running_upper = np.minimum(self._running[1], np.minimum.accumulate(upper))
         self._latest = (float(lower[-1]), float(upper[-1]))
-        self._running = (max(self._running[0], float(lower.max())), min(self._running[1], float(upper.min())))
+        self._running = (float(running_lower[-1]), float(running_upper[-1]))
         self._log_up, self._log_down, self._ruled_out = log_up[-1], log_down[-1], ruled_out[-1].copy()
         self._count += len(x)
         self._total, self._squares = float(sums[-1]), float(spread[-1])
+        return list(zip(running_lower.tolist(), running_upper.tolist()))
 
     def _scaled(self, interval: Interval) -> Interval:
         width = self.high - self.low
