@@ -23,7 +23,9 @@ CASES = cases("confseq_betting")
 
 def _scaled(case: dict[str, Any], kind: str) -> np.ndarray:
     width = case["high"] - case["low"]
-    return np.array([[case["low"] + low * width, case["low"] + high * width] for low, high in zip(case[kind]["lower"], case[kind]["upper"])])
+    return np.array(
+        [[case["low"] + low * width, case["low"] + high * width] for low, high in zip(case[kind]["lower"], case[kind]["upper"])]
+    )
 
 
 def _sequence(case: dict[str, Any]) -> ConfidenceSequence:
