@@ -135,6 +135,8 @@ def log_capital(x: np.ndarray, mean: float, level: float = 0.95, population: int
     import numpy as np
 
     x = np.asarray(x, dtype=float)
+    if not bool(((x >= 0) & (x <= 1)).all()):
+        raise MetricInputError("log_capital takes observations rescaled to [0, 1]")
     bets, sums, _ = _bets(x, _alpha(level))
     means: np.ndarray | float = mean
     out: np.ndarray | bool = False

@@ -251,6 +251,8 @@ def test_bad_input_is_refused_before_anything_is_added() -> None:
         GroupSequences(["a", "a"])
     with pytest.raises(MetricInputError, match="unknown group"):
         GroupSequences(["a", "b"]).update("c", 0.5)
+    with pytest.raises(MetricInputError, match="rescaled"):
+        log_capital(np.array([0.2, 1.5]), 0.5)
 
 
 def test_the_spread_of_group_means_holds_the_max_minus_min() -> None:
