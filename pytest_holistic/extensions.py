@@ -87,5 +87,5 @@ def session_extensions(config: pytest.Config) -> Extensions:
     """The session's extensions, registered by the plugin when pytest added its options."""
     found = config.pluginmanager.get_plugin(PLUGIN_NAME)
     if not isinstance(found, Extensions):
-        raise RuntimeError("pytest-holistic's extensions were not registered: its pytest_addoption did not run")
+        raise TypeError(f"pytest-holistic's extensions are not registered as {PLUGIN_NAME!r}: its pytest_addoption did not run")
     return found

@@ -10,7 +10,7 @@ import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -327,9 +327,7 @@ def _data_dir(config: pytest.Config) -> Path | None:
     """``--holistic-data-dir``: an existing folder (a missing one is a typo, not an empty collection of copies)."""
     folder = _folder(config, config.option.holistic_data_dir, "--holistic-data-dir", "holistic_data_dir")
     if folder is not None and not folder.is_dir():
-        origin = (
-            "--holistic-data-dir" if config.option.holistic_data_dir is not None else ini_origin(config, "holistic_data_dir")
-        )
+        origin = "--holistic-data-dir" if config.option.holistic_data_dir is not None else ini_origin(config, "holistic_data_dir")
         raise UserError(f"{origin}: {folder} does not exist; create it and put dataset copies under it (DIR/org/name/)")
     return folder.resolve() if folder is not None else None
 

@@ -187,7 +187,9 @@ BERTSCORE_MODEL = _model_option(
     "a local transformers encoder folder for bertscore_precision/recall/f1",
     "bertscore_f1",
 )
-SUMMAC_MODEL = _model_option("--holistic-summac-model", "hf:FOLDER", "an NLI sequence classifier for summac (SummaC-ZS)", "summac")
+SUMMAC_MODEL = _model_option(
+    "--holistic-summac-model", "hf:FOLDER", "an NLI sequence classifier for summac (SummaC-ZS)", "summac"
+)
 QAFACTEVAL_SCORER = _model_option(
     "--holistic-qafacteval-scorer", "MODULE:FUNCTION", "a callable (summaries, articles) -> scores for qafacteval", "qafacteval"
 )
