@@ -28,7 +28,8 @@ import time
 import urllib.request
 from pathlib import Path
 
-from pytest_holistic.models.base import GenerationRequest, ModelOptions
+from pytest_holistic.models.base import GenerationRequest
+from pytest_holistic.models.openai_options import OpenAIOptions
 from pytest_holistic.models.embedded import gguf_path
 from pytest_holistic.models.openai_backend import OpenAIBackend
 from pytest_holistic.paths import cache_root
@@ -102,7 +103,7 @@ def timed_suite(spec: str, concurrency: int, suite: str, max_instances: int) -> 
 
 
 def timed(spec: str, concurrency: int, texts: list[str], max_tokens: int) -> float:
-    model = OpenAIBackend(spec, ModelOptions(concurrency=concurrency, retries=2)).load()
+    model = OpenAIBackend(spec, OpenAIOptions(concurrency=concurrency, retries=2)).load()
     requests = [GenerationRequest(text, max_tokens=max_tokens, stop=()) for text in texts]
     started = time.perf_counter()
     results = model.generate(requests)

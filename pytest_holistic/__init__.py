@@ -7,6 +7,7 @@ from . import metrics
 from .gates import Gate, parse_gate
 from .models import (
     Backend,
+    BackendKind,
     BatchStreaming,
     GenerationRequest,
     GenerationResult,
@@ -18,6 +19,7 @@ from .models import (
     ScriptedModel,
     load_model,
 )
+from .options import Given, Option
 from .plans import AdapterSpec, Completion
 from .scenarios import Fields, Instance, Reference, Scenario, csv_file, hf, jsonl, scenario
 
@@ -26,18 +28,21 @@ __version__ = "0.1.0"
 __all__ = [
     "AdapterSpec",
     "Backend",
+    "BackendKind",
     "BatchStreaming",
     "Completion",
     "Fields",
     "Gate",
     "GenerationRequest",
     "GenerationResult",
+    "Given",
     "Instance",
     "LoglikelihoodRequest",
     "LoglikelihoodResult",
     "Model",
     "ModelInfo",
     "ModelOptions",
+    "Option",
     "Reference",
     "Scenario",
     "ScriptedModel",

@@ -56,7 +56,8 @@ class Answer:
 class Scorers:
     """The scoring models of model-scored metrics, built once per process on first use.
 
-    ``specs`` maps a metric name to the user's choice of scorer (``--holistic-toxicity-scorer``).
+    ``specs`` maps a metric name to the value of the option it declares (the user's choice of scorer); a metric
+    without an option gets ``""``.
     """
 
     def __init__(self, specs: Mapping[str, str]) -> None:
@@ -71,7 +72,7 @@ class Scorers:
         """
         if metric.name not in self._built:
             try:
-                self._built[metric.name] = metric.make_scorer(self._specs.get(metric.name, metric.default_spec))
+                self._built[metric.name] = metric.make_scorer(self._specs.get(metric.name, ""))
             except HolisticError as reason:
                 self._built[metric.name] = reason
             except Exception as error:  # noqa: BLE001  (a third-party library's own failure, reported in one line)

@@ -2,9 +2,23 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
+
+if TYPE_CHECKING:
+    from .extensions import Extensions
+
+
+@pytest.hookspec(historic=True)
+def pytest_holistic_register(extensions: Extensions) -> None:
+    """Register model-scored metrics (``extensions.add_metric``) and model backends (``extensions.add_backend``).
+
+    Each brings its own options, which pytest then parses like its own. Called once per plugin while pytest adds its
+    options, and for the root ``conftest.py`` when it is loaded (as ``pytest_addoption`` is). pytest-holistic's own
+    implementation runs first and registers the built-in ones, so a later registration can take over a metric's
+    name or a backend's scheme.
+    """
 
 
 @pytest.hookspec(firstresult=True)

@@ -17,6 +17,7 @@ import pytest
 from ._roles import is_worker
 from .answers import AnswerProbe
 from .errors import UserError
+from .extensions import PLUGIN_NAME, Extensions, session_extensions
 from .gates import check_metric_name
 from .models import cache as response_cache
 from .models.cached import CachedModel
@@ -53,8 +54,24 @@ def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
     pluginmanager.add_hookspecs(hookspec)
 
 
-def pytest_addoption(parser: pytest.Parser) -> None:
+def pytest_addoption(parser: pytest.Parser, pluginmanager: pytest.PytestPluginManager) -> None:
     add_options(parser)
+    extensions = Extensions(parser)
+    pluginmanager.register(extensions, PLUGIN_NAME)
+    pluginmanager.hook.pytest_holistic_register.call_historic(kwargs={"extensions": extensions})
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_holistic_register(extensions: Extensions) -> None:
+    """The built-in model-scored metrics and backends, then the backends installed packages name as entry points."""
+    from .metrics import SCORED
+    from .models.builtin import BUILTIN_BACKENDS
+    from .models.registry import entry_point_kinds
+
+    for metric in SCORED.values():
+        extensions.add_metric(metric)
+    for kind in (*BUILTIN_BACKENDS, *entry_point_kinds()):
+        extensions.add_backend(kind)
 
 
 @pytest.hookimpl(trylast=True)
@@ -64,9 +81,9 @@ def pytest_configure(config: pytest.Config) -> None:
         config.addinivalue_line("markers", f"{name}: {meaning}")
     controller = not is_worker(config)
     try:
-        settings = Settings.from_config(config)
+        settings = Settings.from_config(config, session_extensions(config))
         for gate in settings.gates:
-            check_metric_name(gate, gate_metric_names(), f"from the {gate.origin}")
+            check_metric_name(gate, gate_metric_names(settings.scored), f"from the {gate.origin}")
         if controller and not config.option.collectonly:
             check_writable(settings.report_dir)
             check_device(settings.model_options.device)

@@ -160,11 +160,14 @@ def item_id(instance: Instance) -> str:
     return instance.id if instance.perturbation is None else f"{instance.id}~{instance.perturbation}"
 
 
-def plan_metrics(names: tuple[str, ...], method: str) -> MetricPlan:
+def plan_metrics(
+    names: tuple[str, ...], method: str, registered: Mapping[str, ScoredMetric] = metric_registry.SCORED
+) -> MetricPlan:
     """Sort the requested metrics by kind; refuse unknown ones and those the adapter cannot feed.
 
-    A population metric over another metric's scores (``toxic_frac`` over ``toxicity``) brings that
-    metric along, so asking for the aggregate alone works.
+    ``registered`` holds the model-scored metrics (the built-in ones and those plugins registered). A population
+    metric over another metric's scores (``toxic_frac`` over ``toxicity``) brings that metric along, so asking for the
+    aggregate alone works.
     """
     instance: dict[str, MetricInfo] = {}
     scored: dict[str, ScoredMetric] = {}
@@ -173,8 +176,8 @@ def plan_metrics(names: tuple[str, ...], method: str) -> MetricPlan:
     def add(name: str) -> None:
         if name in instance or name in scored or name in population:
             return
-        if name in metric_registry.SCORED:
-            scored[name] = metric_registry.SCORED[name]
+        if name in registered:
+            scored[name] = registered[name]
         elif name in metric_registry.POPULATION:
             info = metric_registry.POPULATION[name]
             for column in info.inputs:
@@ -186,7 +189,8 @@ def plan_metrics(names: tuple[str, ...], method: str) -> MetricPlan:
         else:
             builtin = metric_registry.BUILTIN.get(name)
             if builtin is None:
-                raise UserError(metric_registry.unknown_metric(name, metric_registry.known_names()))
+                known = sorted({*metric_registry.known_names(), *registered})
+                raise UserError(metric_registry.unknown_metric(name, known))
             instance[name] = builtin
 
     for name in names:
@@ -219,13 +223,14 @@ def build_run(
     perturb: tuple[str, ...] = (),
     data_dir: Path | None = None,
     word_lists: WordLists | None = None,
+    scored: Mapping[str, ScoredMetric] = metric_registry.SCORED,
 ) -> RunSpec:
     """Validate the marker's arguments and load the scenario; every problem is a one-line UserError.
 
     ``base`` is the folder of the test file pytest collected: relative data paths start there. ``perturb``
     names the perturbations the command line adds to every run whose marker does not say ``perturbations=False``.
     ``data_dir`` holds local copies of hub datasets (``--holistic-data-dir``); ``word_lists`` the user's copies
-    of HELM's word lists (``--holistic-word-lists``; None: the project's).
+    of HELM's word lists (``--holistic-word-lists``; None: the project's); ``scored`` the model-scored metrics registered.
     """
     unknown = sorted(set(kwargs) - MARKER_KEYS)
     renamed = [name for name in unknown if name in RENAMED_KEYS]
@@ -254,7 +259,7 @@ def build_run(
     check_marker_values(key, kwargs, method)
     spec = make_spec(method, **{name: value for name, value in kwargs.items() if name in SPEC_KEYS})
     try:
-        metric_plan = plan_metrics(_names(kwargs.get("metrics", DEFAULT_METRICS[method]), "metrics", key), method)
+        metric_plan = plan_metrics(_names(kwargs.get("metrics", DEFAULT_METRICS[method]), "metrics", key), method, scored)
     except UserError as error:
         raise UserError(f"@pytest.mark.holistic on {key}: {error}") from None
     gates = tuple(parse_gate(text, origin="marker") for text in _names(kwargs.get("gates", ()), "gates", key))

@@ -10,27 +10,25 @@ import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import pytest
 
 from . import _devices
 from .errors import UserError
 from .gates import Gate, parse_gate
-from .metrics import TOXICITY
+from .metrics.base import ScoredMetric
 from .models.base import ModelOptions
-from .models.registry import check_model_spec
-from .models.scoring import STRATEGIES
+from .models.builtin import DEFAULT_MODEL, MODEL_FORMS
+from .models.registry import Backends
+from .options import Given, ini_origin, pick
 from .regression_specs import RegressionSpec, check_regression_specs
 from .scenarios.scenario import SOURCES
 
 if TYPE_CHECKING:
+    from .extensions import Extensions
     from .perturbations.wordlists import WordLists
 
-API_ENDPOINTS = ("auto", "completions", "chat")
-
-DEFAULT_MODEL = "smollm2-135m"
-DTYPES = ("auto", "float32", "bfloat16", "float16", "float64")
 _DEVICE = re.compile(r"auto|cpu|mps|cuda(:\d+)?")
 
 
@@ -42,7 +40,7 @@ def add_options(parser: pytest.Parser) -> None:
         dest="holistic_model",
         default=None,
         metavar="NAME_OR_PATH",
-        help=f"model to evaluate: a hub name (gpt2-large), a local folder, scripted:PATH, or {DEFAULT_MODEL} (default)",
+        help=f"model to evaluate: {MODEL_FORMS}, or {DEFAULT_MODEL} (default)",
     )
     group.addoption(
         "--holistic-gate",
@@ -110,80 +108,8 @@ def add_options(parser: pytest.Parser) -> None:
         metavar="N|auto",
         help="items of one test function batched together and sent to one xdist worker (auto: 64 on CPU, 512 on a GPU)",
     )
-    group.addoption(
-        "--holistic-toxicity-scorer",
-        dest="holistic_toxicity_scorer",
-        default=None,
-        metavar="SCORER",
-        help="profanity (offline default: alt-profanity-check), hf:NAME_OR_FOLDER (a text classifier), "
-        "or perspective (PERSPECTIVE_API_KEY)",
-    )
-    for flag, metavar, text in SUMMARIZATION_OPTIONS:
-        group.addoption(flag, dest=_dest(flag), default=None, metavar=metavar, help=text)
     group.addoption("--holistic-device", dest="holistic_device", default=None, help="auto (default), cpu, cuda, cuda:N or mps")
-    group.addoption("--holistic-dtype", dest="holistic_dtype", default=None, help=f"{', '.join(DTYPES)} (default auto)")
     group.addoption("--holistic-model-revision", dest="holistic_model_revision", default=None, help="hub revision of --model")
-    group.addoption(
-        "--holistic-chat-template",
-        dest="holistic_chat_template",
-        default=None,
-        metavar="auto|none|PATH",
-        help="generation prompts through a chat template: none (default: HELM's raw prompts), auto (the tokenizer's "
-        "own, raw prompts for models without one), or a Jinja template file",
-    )
-    group.addoption(
-        "--holistic-api-key-env",
-        dest="holistic_api_key_env",
-        default=None,
-        metavar="NAME",
-        help="environment variable with the API key of an openai: model (default OPENAI_API_KEY; the key is never written)",
-    )
-    group.addoption(
-        "--holistic-api-endpoint",
-        dest="holistic_api_endpoint",
-        default=None,
-        choices=API_ENDPOINTS,
-        help="openai: models: auto (default: /v1/completions when served, else /v1/chat/completions), completions or chat",
-    )
-    group.addoption(
-        "--holistic-concurrency",
-        dest="holistic_concurrency",
-        default=None,
-        metavar="N",
-        help="openai: models: requests in flight at once per process (default 8)",
-    )
-    group.addoption(
-        "--holistic-request-timeout",
-        dest="holistic_request_timeout",
-        default=None,
-        metavar="SECONDS",
-        help="openai: models: wall-clock seconds one try of a request may take, connecting, headers and body together, "
-        "before it is retried (default 300); one request takes at most (retries + 1) x SECONDS + retries x 30 s",
-    )
-    group.addoption(
-        "--holistic-retries",
-        dest="holistic_retries",
-        default=None,
-        metavar="N",
-        help="openai: models: further tries after a 429, a 5xx, a timeout or a dropped connection (default 4): a request "
-        "is sent at most N + 1 times, waiting the server's Retry-After (at most 30 s) or a backoff in between",
-    )
-    group.addoption(
-        "--holistic-scoring",
-        dest="holistic_scoring",
-        default=None,
-        metavar="STRATEGY",
-        help="how log-likelihoods are computed: auto (default: shared on CPU, packed on GPU), shared, full or packed",
-    )
-    group.addoption(
-        "--holistic-prefix-sharing",
-        dest="holistic_prefix_sharing",
-        default=None,
-        choices=("auto", "on", "off"),
-        help="transformers models: compute the token prefixes a shard's prompts share (instructions, in-context "
-        "examples) once and run only each request's own suffix (auto, the default: on CPU, when it saves work and a "
-        "first check against the unshared computation agrees; on a GPU, off; on; off)",
-    )
     group.addoption(
         "--holistic-overlap",
         dest="holistic_overlap",
@@ -192,26 +118,12 @@ def add_options(parser: pytest.Parser) -> None:
         help="compute the next shard while pytest runs the items of this one (auto: on a GPU, without -n; a served model's shards side by side, without -n)",
     )
     group.addoption(
-        "--holistic-deterministic",
-        dest="holistic_deterministic",
-        action="store_true",
-        default=False,
-        help="scores that do not depend on batch size or worker count: float32 weights, no TF32 (slower on a GPU)",
-    )
-    group.addoption(
         "--holistic-check-determinism",
         dest="holistic_check_determinism",
         type=float,
         default=None,
         metavar="FRACTION",
         help="re-score this seeded fraction of items alone (batch size 1) and fail those whose answer changes",
-    )
-    group.addoption(
-        "--holistic-trust-remote-code",
-        dest="holistic_trust_remote_code",
-        action="store_true",
-        default=False,
-        help="allow the model repository to run its own code (off unless asked)",
     )
     group.addoption(
         "--holistic-perturb",
@@ -268,7 +180,6 @@ def add_options(parser: pytest.Parser) -> None:
     parser.addini("holistic_gates", "scenario-level thresholds, one per line", type="linelist", default=[])
     parser.addini("holistic_report_dir", "report folder, relative to the ini file (default: ./reports)", default="")
     parser.addini("holistic_source", "local, hub or auto", default="local")
-    parser.addini("holistic_chat_template", "auto, none or a Jinja chat template file (relative to the ini file)", default="none")
     parser.addini("holistic_data_dir", "local copies of hub datasets (DIR/org/name/), relative to the ini file", default="")
     parser.addini(
         "holistic_word_lists",
@@ -277,59 +188,25 @@ def add_options(parser: pytest.Parser) -> None:
     )
     parser.addini("holistic_batch_size", "contexts or prompts per forward pass, or auto", default="auto")
     parser.addini("holistic_cache_dir", "response cache folder, relative to the ini file", default="")
-    parser.addini("holistic_toxicity_scorer", "profanity, hf:NAME_OR_FOLDER or perspective", default="profanity")
-    for flag, _metavar, text in SUMMARIZATION_OPTIONS:
-        parser.addini(_dest(flag), text, default="")
     parser.addini(
         "holistic_shard_size", "items of one test function batched together and sent to one xdist worker, or auto", default="auto"
     )
 
 
-# -- summarisation scorers: the model behind each model-backed summarisation metric (none: a one-line skip) --
-SUMMARIZATION_OPTIONS = (
-    ("--holistic-bertscore-model", "FOLDER[#LAYER]", "a local transformers encoder folder for bertscore_precision/recall/f1"),
-    ("--holistic-summac-model", "hf:FOLDER", "an NLI sequence classifier for summac (SummaC-ZS)"),
-    ("--holistic-qafacteval-scorer", "MODULE:FUNCTION", "a callable (summaries, articles) -> scores for qafacteval"),
-)
-_SUMMARIZATION_METRICS = {
-    "--holistic-bertscore-model": ("bertscore_precision", "bertscore_recall", "bertscore_f1"),
-    "--holistic-summac-model": ("summac",),
-    "--holistic-qafacteval-scorer": ("qafacteval",),
-}
-
-
-def _dest(flag: str) -> str:
-    return flag.lstrip("-").replace("-", "_")
-
-
-def _summarization_specs(config: pytest.Config) -> dict[str, str]:
-    """Metric name -> the checked spec of its scorer, for the summarisation options given on the command line or in ini."""
-    from .metrics import SCORED
-
-    specs: dict[str, str] = {}
-    for flag, names in _SUMMARIZATION_METRICS.items():
-        chosen = _pick(config, getattr(config.option, _dest(flag)), flag, _dest(flag))
-        if not str(chosen.value).strip():
-            continue
-        try:
-            spec = SCORED[names[0]].check_spec(str(chosen.value))
-        except UserError as error:
-            raise UserError(f"{chosen.origin} = {str(chosen.value)!r}: {error}") from None
-        specs.update(dict.fromkeys(names, spec))
-    return specs
-
-
 @dataclass(frozen=True)
 class Settings:
     model: str
-    model_options: ModelOptions
+    model_options: ModelOptions  # what the run says about any model; each backend's own options are in backend_options
     gates: tuple[Gate, ...]
     report_dir: Path
     cache_dir: Path | None
     source: str
     max_instances: int | None
     shard_size: int
-    scorer_specs: Mapping[str, str] = field(default_factory=dict)  # model-scored metric -> the scorer the user chose
+    backends: Backends = field(default_factory=Backends)  # the registered kinds of backend
+    backend_options: Mapping[str, object] = field(default_factory=dict)  # backend kind -> its own options, read and checked
+    scored: Mapping[str, ScoredMetric] = field(default_factory=dict)  # the registered model-scored metrics, by name
+    scorer_specs: Mapping[str, str] = field(default_factory=dict)  # model-scored metric -> the value of its option
     strict_gates: bool = False  # a gate that could not be checked (scenario deselected) fails instead of being skipped
     determinism_check: float = 0.0  # the seeded fraction of items re-scored alone, to catch answers that depend on batching
     overlap: str = "auto"  # compute the next shard in the background: auto (on a GPU), on, off
@@ -341,13 +218,16 @@ class Settings:
     word_lists: WordLists | None = None  # --holistic-word-lists: the user's copies of HELM's word lists (None: the project's)
 
     @classmethod
-    def from_config(cls, config: pytest.Config) -> Settings:
-        """Read and check every option and ini value; a bad one is a UserError naming it, its value and the fix."""
+    def from_config(cls, config: pytest.Config, extensions: Extensions) -> Settings:
+        """Read and check every option and ini value; a bad one is a UserError naming it, its value and the fix.
+
+        The options that model-scored metrics and backends declare are read through ``extensions``, each by its own parse.
+        """
         option = config.option
         gates = tuple(parse_gate(text, "ini") for text in config.getini("holistic_gates")) + tuple(
             parse_gate(text, "command line") for text in option.holistic_gates
         )
-        source = _pick(config, option.holistic_source, "--holistic-source", "holistic_source")
+        source = pick(config, option.holistic_source, "--holistic-source", "holistic_source")
         if source.value not in SOURCES:
             raise UserError(f"{source.origin} = {source.value!r} is not one of {', '.join(SOURCES)}; use local, hub or auto")
         report_dir = (
@@ -355,9 +235,8 @@ class Settings:
             or config.invocation_params.dir / "reports"
         )
         _check_folder(report_dir, "the report folder (--holistic-report-dir)")
-        batch = _pick(config, option.holistic_batch_size, "--holistic-batch-size", "holistic_batch_size")
-        batch_text = str(batch.value).strip()
-        batch_size = None if batch_text == "auto" else _positive(batch_text, batch.origin, "or auto")
+        batch = pick(config, option.holistic_batch_size, "--holistic-batch-size", "holistic_batch_size")
+        batch_size = None if batch.text == "auto" else _positive(batch.text, batch.origin, "or auto")
         cache_dir = (
             None
             if option.holistic_no_cache
@@ -366,37 +245,15 @@ class Settings:
         if cache_dir is not None:
             _check_folder(cache_dir, "the response cache folder (--holistic-cache-dir)")
         model = _model_spec(config)
-        deterministic = bool(option.holistic_deterministic)
-        dtype = _dtype(option.holistic_dtype)
-        if deterministic and dtype not in ("auto", "float32", "float64"):
-            raise UserError(
-                f"--holistic-deterministic needs float32 weights, but --holistic-dtype = {dtype!r}; drop one of the two"
-            )
         model_options = ModelOptions(
-            device=_device(option.holistic_device),
-            dtype="float32" if deterministic and dtype == "auto" else dtype,
-            scoring=_scoring(option.holistic_scoring),
-            prefix_sharing=option.holistic_prefix_sharing or "auto",
-            deterministic=deterministic,
-            batch_size=batch_size,
-            revision=_revision(option.holistic_model_revision),
-            trust_remote_code=option.holistic_trust_remote_code,
-            chat_template=_chat_template(config),
-            api_key_env=_env_name(option.holistic_api_key_env),
-            api_endpoint=option.holistic_api_endpoint or "auto",
-            concurrency=8
-            if option.holistic_concurrency is None
-            else _positive(option.holistic_concurrency, "--holistic-concurrency", "(requests in flight)"),
-            request_timeout=_seconds(option.holistic_request_timeout),
-            retries=4 if option.holistic_retries is None else _whole(option.holistic_retries, "--holistic-retries"),
+            device=_device(option.holistic_device), batch_size=batch_size, revision=_revision(option.holistic_model_revision)
         )
-        check_model_spec(model, model_options)
-        shard = _pick(config, option.holistic_shard_size, "--holistic-shard-size", "holistic_shard_size")
-        scorer = _pick(config, option.holistic_toxicity_scorer, "--holistic-toxicity-scorer", "holistic_toxicity_scorer")
-        try:
-            scorer_spec = TOXICITY.check_spec(str(scorer.value))
-        except UserError as error:
-            raise UserError(f"{scorer.origin}: {error}") from None
+        declared = extensions.read(config)
+        backends = extensions.backends
+        backend_options = backends.read(declared, model_options)
+        backends.check(model, backend_options)
+        scored = extensions.metrics
+        shard = pick(config, option.holistic_shard_size, "--holistic-shard-size", "holistic_shard_size")
         return cls(
             model=model,
             model_options=model_options,
@@ -408,7 +265,10 @@ class Settings:
             if option.holistic_max_instances is None
             else _positive(option.holistic_max_instances, "--holistic-max-instances", "(instances per scenario)"),
             shard_size=_shard_size(shard, model_options),
-            scorer_specs={TOXICITY.name: scorer_spec, **_summarization_specs(config)},
+            backends=backends,
+            backend_options=backend_options,
+            scored=scored,
+            scorer_specs={name: declared[metric.option] for name, metric in scored.items() if metric.option is not None},
             strict_gates=bool(option.holistic_strict_gates or config.getini("holistic_strict_gates")),
             determinism_check=_fraction(option.holistic_check_determinism),
             overlap=option.holistic_overlap or "auto",
@@ -419,25 +279,6 @@ class Settings:
             data_dir=_data_dir(config),
             word_lists=_word_lists(config),
         )
-
-
-@dataclass(frozen=True)
-class _Given:
-    """A setting's value and where it came from, so an error names what the user wrote."""
-
-    value: Any
-    origin: str  # "--holistic-shard-size" or "holistic_shard_size in tox.ini"
-
-
-def _pick(config: pytest.Config, given: object, flag: str, ini_name: str) -> _Given:
-    """The command-line value when one was given (0 and '' included), else the ini value."""
-    if given is not None:
-        return _Given(given, flag)
-    return _Given(config.getini(ini_name), _ini_origin(config, ini_name))
-
-
-def _ini_origin(config: pytest.Config, ini_name: str) -> str:
-    return f"{ini_name} in {config.inipath.name}" if config.inipath is not None else f"{ini_name} (ini)"
 
 
 def _folder(config: pytest.Config, given: str | None, flag: str, ini_name: str) -> Path | None:
@@ -451,7 +292,7 @@ def _folder(config: pytest.Config, given: str | None, flag: str, ini_name: str) 
     if config.getini(ini_name):
         base = config.inipath.parent if config.inipath is not None else config.rootpath
         path = base / Path(config.getini(ini_name)).expanduser()
-        _check_folder(path, _ini_origin(config, ini_name))
+        _check_folder(path, ini_origin(config, ini_name))
         return path
     return None
 
@@ -486,9 +327,7 @@ def _data_dir(config: pytest.Config) -> Path | None:
     """``--holistic-data-dir``: an existing folder (a missing one is a typo, not an empty collection of copies)."""
     folder = _folder(config, config.option.holistic_data_dir, "--holistic-data-dir", "holistic_data_dir")
     if folder is not None and not folder.is_dir():
-        origin = (
-            "--holistic-data-dir" if config.option.holistic_data_dir is not None else _ini_origin(config, "holistic_data_dir")
-        )
+        origin = "--holistic-data-dir" if config.option.holistic_data_dir is not None else ini_origin(config, "holistic_data_dir")
         raise UserError(f"{origin}: {folder} does not exist; create it and put dataset copies under it (DIR/org/name/)")
     return folder.resolve() if folder is not None else None
 
@@ -501,7 +340,7 @@ def _word_lists(config: pytest.Config) -> WordLists | None:
     folder = _folder(config, given, "--holistic-word-lists", "holistic_word_lists")
     if folder is None:
         return None
-    origin = "--holistic-word-lists" if given is not None else _ini_origin(config, "holistic_word_lists")
+    origin = "--holistic-word-lists" if given is not None else ini_origin(config, "holistic_word_lists")
     return find(folder.resolve(), origin)
 
 
@@ -517,58 +356,11 @@ def _positive(value: object, origin: str, fix: str) -> int:
 
 
 def _model_spec(config: pytest.Config) -> str:
-    given = _pick(config, config.option.holistic_model, "--model", "holistic_model")
-    spec = str(given.value).strip()
+    given = pick(config, config.option.holistic_model, "--model", "holistic_model")
+    spec = given.text
     if not spec:
-        raise UserError(
-            f"{given.origin} is empty; pass a hub name (gpt2-large), a local folder, scripted:PATH, "
-            f"or leave it out for the default {DEFAULT_MODEL}"
-        )
+        raise UserError(f"{given.origin} is empty; pass {MODEL_FORMS}, or leave it out for the default {DEFAULT_MODEL}")
     return spec
-
-
-def _chat_template(config: pytest.Config) -> str:
-    """auto, none, or the absolute path of a readable template file (a missing file is named now, not per item)."""
-    picked = _pick(config, config.option.holistic_chat_template, "--holistic-chat-template", "holistic_chat_template")
-    text = str(picked.value).strip() or "none"
-    if text in ("auto", "none"):
-        return text
-    path = Path(text).expanduser()
-    if not path.is_absolute() and picked.origin != "--holistic-chat-template":  # an ini value: relative to the ini file
-        path = (config.inipath.parent if config.inipath else config.rootpath) / path
-    if not path.is_file():
-        raise UserError(
-            f"{picked.origin} = {text!r}: no such template file; give auto, none or the path of a Jinja chat template"
-        )
-    return str(path.resolve())
-
-
-def _env_name(value: str | None) -> str:
-    name = (value or "OPENAI_API_KEY").strip()
-    if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
-        raise UserError(  # the value is not shown: it may be the key itself
-            "--holistic-api-key-env is not an environment variable's name; give the name (OPENAI_API_KEY), never the key"
-        )
-    return name
-
-
-def _seconds(value: str | None) -> float:
-    if value is None:
-        return 300.0
-    try:
-        seconds = float(value)
-    except ValueError:
-        seconds = float("nan")
-    if not seconds > 0 or seconds == float("inf"):
-        raise UserError(f"--holistic-request-timeout = {value!r}: must be a number of seconds > 0")
-    return seconds
-
-
-def _whole(value: str, origin: str) -> int:
-    text = str(value).strip()
-    if not text.isdigit():
-        raise UserError(f"{origin} = {value!r}: must be a whole number >= 0")
-    return int(text)
 
 
 def _revision(value: str | None) -> str | None:
@@ -584,7 +376,7 @@ def _device(value: str | None) -> str:
     return device
 
 
-def _shard_size(given: _Given, options: ModelOptions) -> int:
+def _shard_size(given: Given, options: ModelOptions) -> int:
     """Items per shard; ``auto``: 64 on CPU, and on a GPU several full batches (4 x the batch size, or 512).
 
     Decided from the options and the visible GPUs alone, so the xdist controller and every worker agree.
@@ -597,13 +389,6 @@ def _shard_size(given: _Given, options: ModelOptions) -> int:
     if not on_gpu:
         return 64
     return max(64, 4 * options.batch_size) if options.batch_size else 512
-
-
-def _scoring(value: str | None) -> str:
-    strategy = "auto" if value is None else value.strip()
-    if strategy not in STRATEGIES:
-        raise UserError(f"--holistic-scoring = {value!r}: use one of {', '.join(STRATEGIES)}")
-    return strategy
 
 
 def _fraction(value: float | None) -> float:
@@ -646,13 +431,6 @@ def _perturb(given: list[str]) -> tuple[str, ...]:
     except UserError as error:
         raise UserError(f"--holistic-perturb: {error}") from None
     return names
-
-
-def _dtype(value: str | None) -> str:
-    dtype = "auto" if value is None else value.strip()
-    if dtype not in DTYPES:
-        raise UserError(f"--holistic-dtype = {value!r}: use one of {', '.join(DTYPES)}")
-    return dtype
 
 
 def check_device(device: str) -> None:

@@ -17,7 +17,7 @@ import math
 import numbers
 import os
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -34,7 +34,7 @@ from .metrics import known_names
 from .metrics.base import EFFICIENCY, Score
 from .models.cache import ResponseCache
 from .models.cached import CachedModel
-from .models.registry import Backend, resolve_backend
+from .models.registry import Backend
 from .printable import printable
 from .progress import ModelProgress, terminal_emitter
 from .records import CollectedRun, ItemRecord, Outcome, RunHeader, WorkerSummary
@@ -101,9 +101,10 @@ def _peak_rss_mib() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
-def gate_metric_names() -> list[str]:
-    """Every metric name a gate can check without the test recording it: the registries and the efficiency figures."""
-    return [*known_names(), *EFFICIENCY]
+def gate_metric_names(scored: Iterable[str] = ()) -> list[str]:
+    """Every metric name a gate can check without the test recording it: the registries, the model-scored metrics
+    plugins registered (``scored``) and the efficiency figures."""
+    return [*known_names(), *scored, *EFFICIENCY]
 
 
 def _one_line(text: str) -> str:
@@ -219,7 +220,7 @@ class WorkerSide:
     def _backend(self) -> Backend:
         """The backend of ``--model``: a plugin's answer first, then the registry (asked once, on first use)."""
         provided = self.config.hook.pytest_holistic_make_model(config=self.config, name=self.settings.model)
-        return resolve_backend(self.settings.model, self.settings.model_options, provided)
+        return self.settings.backends.resolve(self.settings.model, self.settings.backend_options, provided)
 
     # -- collection ---------------------------------------------------------------------------------
 
@@ -240,12 +241,13 @@ class WorkerSide:
                 settings.perturb,
                 settings.data_dir,
                 settings.word_lists,
+                settings.scored,
             )
         except UserError as error:
             raise pytest.Collector.CollectError(printable(f"pytest-holistic: {error}")) from None
         try:
             for gate in run.gates:
-                check_metric_name(gate, gate_metric_names(), f"marker of {run.key}")
+                check_metric_name(gate, gate_metric_names(settings.scored), f"marker of {run.key}")
                 if gate.scenario not in (None, run.scenario.name):
                     raise UserError(
                         f"gate {gate.expression!r} in the marker of {run.key} names scenario {gate.scenario!r}, but the "

@@ -21,6 +21,7 @@ from enum import Enum
 from typing import TYPE_CHECKING, Any, Literal, Protocol, Self, TypeVar, runtime_checkable
 
 from ..errors import HolisticError, UserError
+from ..options import Option
 from ..scenarios.instance import Reference
 
 if TYPE_CHECKING:
@@ -195,16 +196,16 @@ class ContextScorer(Protocol):
 
 @dataclass(frozen=True)
 class ScoredMetric:
-    """A per-instance metric that a scoring model computes; the user picks the model with a spec string.
+    """A per-instance metric that a scoring model computes; the user picks the model with one option, declared here.
 
-    ``make_scorer(spec)`` builds the scorer (importing its libraries only then) and may raise
-    ``ScorerUnavailable``; ``check_spec(spec)`` validates the spec at start-up and returns it normalised.
+    ``make_scorer(spec)`` builds the scorer (importing its libraries only then) from the value of ``option``, ``""``
+    for a metric without one, and may raise ``ScorerUnavailable``. The option's own ``parse`` checks the value at
+    start-up, so a model-scored metric and its option live in one module and the settings know neither.
     """
 
     info: MetricInfo
     make_scorer: Callable[[str], Scorer | ContextScorer]
-    check_spec: Callable[[str], str]
-    default_spec: str
+    option: Option[str] | None = None
 
     @property
     def name(self) -> str:

@@ -35,6 +35,7 @@ import math
 from collections.abc import Callable, Sequence
 
 from ..errors import UserError
+from ..options import Given, Option
 from .base import Column, ContextScorer, Family, MetricInfo, ScoredMetric, ScorerUnavailable
 from .summary_text import remove_braces
 from .tokenize import word_tokenize
@@ -139,15 +140,6 @@ class MeteorScorer:
 # -- the registered metrics -----------------------------------------------------------------------------
 
 
-def _fixed_spec(metric: str) -> Callable[[str], str]:
-    def check(spec: str) -> str:
-        if spec.strip():
-            raise UserError(f"{metric} takes no scorer choice, got {spec!r}")
-        return ""
-
-    return check
-
-
 def _scored(
     name: str,
     make: Callable[[str], ContextScorer],
@@ -155,11 +147,11 @@ def _scored(
     inputs: tuple[Column, ...],
     citation: str,
     bounds: tuple[float, float] = (0.0, 1.0),
-    check: Callable[[str], str] | None = None,
+    option: Option[str] | None = None,
     family: Family = "accuracy",
 ) -> ScoredMetric:
     info = MetricInfo(name, "higher", bounds, citation, make, kind="scored", inputs=(Column.TEXT, *inputs), family=family)
-    return ScoredMetric(info=info, make_scorer=make, check_spec=check or _fixed_spec(name), default_spec="")
+    return ScoredMetric(info=info, make_scorer=make, option=option)
 
 
 def _data_stats_metric(name: str, statistic: int, bounds: tuple[float, float]) -> ScoredMetric:
@@ -173,8 +165,40 @@ def _make_meteor(_spec: str) -> ContextScorer:
     return MeteorScorer()
 
 
-def _model_metric(name: str, citation: str, bounds: tuple[float, float], inputs: tuple[Column, ...]) -> ScoredMetric:
-    """A metric whose model the user names (``--holistic-bertscore-model`` ...); without one it is a one-line skip."""
+def _model_option(flag: str, metavar: str, text: str, metric: str) -> Option[str]:
+    """The option naming the model behind ``metric`` (its kin share it): empty, a one-line skip; else checked now."""
+
+    def parse(given: Given) -> str:
+        from . import summarization_scorers
+
+        if not given.text:
+            return ""
+        try:
+            return summarization_scorers.check_spec(metric, given.text)
+        except UserError as error:
+            raise given.error(str(error)) from None
+
+    return Option(flag, text, parse, default="", ini=flag.lstrip("-").replace("-", "_"), metavar=metavar)
+
+
+BERTSCORE_MODEL = _model_option(
+    "--holistic-bertscore-model",
+    "FOLDER[#LAYER]",
+    "a local transformers encoder folder for bertscore_precision/recall/f1",
+    "bertscore_f1",
+)
+SUMMAC_MODEL = _model_option(
+    "--holistic-summac-model", "hf:FOLDER", "an NLI sequence classifier for summac (SummaC-ZS)", "summac"
+)
+QAFACTEVAL_SCORER = _model_option(
+    "--holistic-qafacteval-scorer", "MODULE:FUNCTION", "a callable (summaries, articles) -> scores for qafacteval", "qafacteval"
+)
+
+
+def _model_metric(
+    name: str, citation: str, bounds: tuple[float, float], inputs: tuple[Column, ...], option: Option[str]
+) -> ScoredMetric:
+    """A metric whose model the user names with ``option``; without one it is a one-line skip."""
 
     def make(spec: str) -> ContextScorer:
         from . import summarization_scorers
@@ -183,23 +207,18 @@ def _model_metric(name: str, citation: str, bounds: tuple[float, float], inputs:
             raise ScorerUnavailable(summarization_scorers.NEEDS[name.split("_")[0]])
         return summarization_scorers.make(name, spec)
 
-    def check(spec: str) -> str:
-        from . import summarization_scorers
-
-        return summarization_scorers.check_spec(name, spec)
-
-    return _scored(name, make, inputs=inputs, citation=citation, bounds=bounds, check=check)
+    return _scored(name, make, inputs=inputs, citation=citation, bounds=bounds, option=option)
 
 
 COVERAGE = _data_stats_metric("summarization_coverage", 0, (0.0, 1.0))
 DENSITY = _data_stats_metric("summarization_density", 1, (0.0, math.inf))
 COMPRESSION = _data_stats_metric("summarization_compression", 2, (0.0, math.inf))
 METEOR = _scored("meteor", _make_meteor, inputs=(Column.REFERENCES,), citation=FMEVAL_METEOR)
-BERTSCORE_PRECISION = _model_metric("bertscore_precision", BERTSCORE, (-1.0, 1.0), (Column.REFERENCES,))
-BERTSCORE_RECALL = _model_metric("bertscore_recall", BERTSCORE, (-1.0, 1.0), (Column.REFERENCES,))
-BERTSCORE_F1 = _model_metric("bertscore_f1", BERTSCORE, (-1.0, 1.0), (Column.REFERENCES,))
-SUMMAC_ZS = _model_metric("summac", SUMMAC, (-1.0, 1.0), (Column.SOURCE_TEXT,))
-QAFACTEVAL_SCORE = _model_metric("qafacteval", QAFACTEVAL, (-math.inf, math.inf), (Column.SOURCE_TEXT,))
+BERTSCORE_PRECISION = _model_metric("bertscore_precision", BERTSCORE, (-1.0, 1.0), (Column.REFERENCES,), BERTSCORE_MODEL)
+BERTSCORE_RECALL = _model_metric("bertscore_recall", BERTSCORE, (-1.0, 1.0), (Column.REFERENCES,), BERTSCORE_MODEL)
+BERTSCORE_F1 = _model_metric("bertscore_f1", BERTSCORE, (-1.0, 1.0), (Column.REFERENCES,), BERTSCORE_MODEL)
+SUMMAC_ZS = _model_metric("summac", SUMMAC, (-1.0, 1.0), (Column.SOURCE_TEXT,), SUMMAC_MODEL)
+QAFACTEVAL_SCORE = _model_metric("qafacteval", QAFACTEVAL, (-math.inf, math.inf), (Column.SOURCE_TEXT,), QAFACTEVAL_SCORER)
 
 REGISTERED: tuple[ScoredMetric, ...] = (
     COVERAGE,

@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from ..errors import UserError
+from ..options import Given, Option
 from ._inputs import finite_floats
 from .base import Column, F, MetricInfo, MetricInputError, ScoredMetric, Scorer, ScoresOf, population_metric
 
@@ -102,6 +103,26 @@ def check_scorer_spec(spec: str) -> str:
     raise UserError(f"unknown toxicity scorer {spec!r}; use {SCORER_SPECS}")
 
 
+def _scorer_choice(given: Given) -> str:
+    try:
+        return check_scorer_spec(given.text)
+    except UserError as error:
+        raise UserError(f"{given.origin}: {error}") from None
+
+
+SCORER_OPTION = Option(
+    "--holistic-toxicity-scorer",
+    "profanity (offline default: alt-profanity-check), hf:NAME_OR_FOLDER (a text classifier), or perspective "
+    "(PERSPECTIVE_API_KEY)",
+    _scorer_choice,
+    default="profanity",
+    ini="holistic_toxicity_scorer",
+    ini_help="profanity, hf:NAME_OR_FOLDER or perspective",
+    metavar="SCORER",
+)
+"""The user's choice of toxicity scorer, on the command line or in the ini file."""
+
+
 def make_scorer(spec: str) -> Scorer:
     """The scorer a spec names; the backends import their libraries only when built."""
     from . import toxicity_scorers
@@ -124,6 +145,5 @@ TOXICITY = ScoredMetric(
         "toxicity", "lower", (0.0, 1.0), HELM_TOXICITY, toxicity_scores, kind="scored", inputs=(Column.TEXT,), family="toxicity"
     ),
     make_scorer=make_scorer,
-    check_spec=check_scorer_spec,
-    default_spec="profanity",
+    option=SCORER_OPTION,
 )

@@ -19,22 +19,14 @@ from ..errors import ModelOutputError
 
 @dataclass(frozen=True)
 class ModelOptions:
-    """How to load: everything from the command line except the model's name."""
+    """What the run says about any model, whichever backend serves it; each backend declares the rest itself.
+
+    The device and batch size also shape the run (which GPU a worker takes, how many items a shard holds).
+    """
 
     device: str = "auto"
-    dtype: str = "auto"
     batch_size: int | None = None  # None: chosen by the backend (8 on CPU, from free memory on GPU)
-    revision: str | None = None
-    trust_remote_code: bool = False
-    scoring: str = "auto"  # log-likelihood strategy of the transformers backend (see models/scoring.py)
-    prefix_sharing: str = "auto"  # transformers backend: compute a shard's shared token prefixes once (auto, on, off)
-    deterministic: bool = False  # float32 without TF32, so scores do not depend on batching
-    chat_template: str = "none"  # none (HELM's raw prompts), auto (the tokenizer's, if it has one), or a Jinja file's path
-    api_key_env: str = "OPENAI_API_KEY"  # environment variable holding a served model's API key (never its value)
-    api_endpoint: str = "auto"  # served models: auto (completions, else chat), completions or chat
-    concurrency: int = 8  # served models: requests in flight at once, per process
-    request_timeout: float = 300.0  # served models: seconds one request may take
-    retries: int = 4  # served models: further tries after a 429, a 5xx or a dropped connection
+    revision: str | None = None  # which weights the named model means (a hub commit or tag, a served model's version)
 
 
 @dataclass(frozen=True)

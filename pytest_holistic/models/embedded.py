@@ -18,7 +18,8 @@ from pathlib import Path
 
 from ..errors import ModelLoadError
 from ..paths import cache_root
-from .base import Model, ModelInfo, ModelOptions
+from .base import Model, ModelInfo
+from .hf_options import HFOptions
 
 NAME = "smollm2-135m"
 ALIASES = frozenset({NAME, "smollm2-135m-instruct", "default"})
@@ -50,7 +51,7 @@ def revision() -> str:
 class EmbeddedBackend:
     """The embedded default: identified by the wheel's version, loaded from its converted folder."""
 
-    def __init__(self, options: ModelOptions) -> None:
+    def __init__(self, options: HFOptions) -> None:
         self.options = options
 
     def identify(self) -> ModelInfo | None:

@@ -27,8 +27,8 @@ from .base import (
     LoglikelihoodRequest,
     LoglikelihoodResult,
     ModelInfo,
-    ModelOptions,
 )
+from .hf_options import HFOptions
 from .hf_shared import SharedPaths, TokenPair
 
 """A scoring request as tokens: (context kept, continuation, context tokens dropped from the left)."""
@@ -153,7 +153,7 @@ class HFBackend:
     the chat template it will apply, from the tokenizer's files (:mod:`.chat_template`).
     """
 
-    def __init__(self, spec: str, options: ModelOptions) -> None:
+    def __init__(self, spec: str, options: HFOptions) -> None:
         self.spec = spec
         self.options = options
         self._identity: ModelInfo | None = None
@@ -305,7 +305,7 @@ class HFModel(BatchStreaming):
         if self.token_budget is not None:
             info.details["token_budget"] = self.token_budget
 
-    def apply(self, options: ModelOptions) -> HFModel:
+    def apply(self, options: HFOptions) -> HFModel:
         """The load-independent options: scoring strategy, chat template, deterministic mode (recorded in the details)."""
         self.use_strategy(options.scoring)
         self.use_prefix_sharing(options.prefix_sharing)

@@ -34,13 +34,12 @@ from .base import (
     LoglikelihoodRequest,
     LoglikelihoodResult,
     ModelInfo,
-    ModelOptions,
 )
 from .openai_http import JsonClient, RetryPolicy, ServerUnavailable
+from .openai_options import SCHEME, OpenAIOptions
 from .openai_probe import Capabilities, EchoedTokens, generated_tokens, probe
 from .request_pool import RequestPool
 
-SCHEME = "openai"
 DEFAULT_REVISION = "served"
 MAX_STOP_SEQUENCES = 4  # the OpenAI API's limit; further stop sequences are applied here, after the answer
 _USER_INFO = re.compile(r"^([A-Za-z][\w+.-]*://)?[^/@]*@")
@@ -76,7 +75,7 @@ class OpenAIBackend:
 
     concurrent_streams = True  # the loaded model takes several request streams at once (shards side by side)
 
-    def __init__(self, spec: str, options: ModelOptions) -> None:
+    def __init__(self, spec: str, options: OpenAIOptions) -> None:
         self.url, self.asked = parse_spec(spec)
         self.options = options
         self._key = os.environ.get(options.api_key_env) or None
@@ -91,10 +90,6 @@ class OpenAIBackend:
         self._unreachable = False  # whether it failed because the server could not be reached
         self._client: JsonClient | None = None
         self._lock = threading.Lock()
-
-    @classmethod
-    def from_spec(cls, spec: str, options: ModelOptions) -> OpenAIBackend:
-        return cls(spec, options)
 
     def client(self) -> JsonClient:
         """One client per backend, so every request of this process shares its down-mark."""

@@ -25,7 +25,6 @@ from .base import (
     LoglikelihoodRequest,
     LoglikelihoodResult,
     ModelInfo,
-    ModelOptions,
 )
 
 
@@ -234,7 +233,7 @@ class ScriptedBackend:
         self.path = path
 
     @classmethod
-    def from_spec(cls, spec: str, options: ModelOptions) -> ScriptedBackend:
+    def from_spec(cls, spec: str) -> ScriptedBackend:
         given = spec.split(":", 1)[1]
         if not given.strip():
             raise ModelLoadError(f"--model {spec!r} names no file; pass --model scripted:PATH with a JSON or YAML file")

@@ -15,7 +15,8 @@ from pathlib import Path
 import pytest
 
 from pytest_holistic.errors import ModelLoadError
-from pytest_holistic.models import GenerationRequest, LoglikelihoodRequest, ModelOptions
+from pytest_holistic.models import GenerationRequest, LoglikelihoodRequest
+from pytest_holistic.models.hf_options import HFOptions
 from pytest_holistic.models import chat_template as templates
 from pytest_holistic.models.hf import HFBackend, HFModel, expected_variant
 
@@ -48,7 +49,7 @@ def template_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def _load(folder: Path, choice: str) -> tuple[HFBackend, HFModel]:
-    backend = HFBackend(str(folder), ModelOptions(chat_template=choice))
+    backend = HFBackend(str(folder), HFOptions(chat_template=choice))
     return backend, backend.load()
 
 
@@ -104,7 +105,7 @@ def test_a_path_renders_through_that_file(templated: Path, template_file: Path) 
 def test_the_identity_names_the_template_and_agrees_with_the_load(templated: Path, template_file: Path) -> None:
     variants = {}
     for choice in ("auto", "none", str(template_file)):
-        backend = HFBackend(str(templated), ModelOptions(chat_template=choice))
+        backend = HFBackend(str(templated), HFOptions(chat_template=choice))
         identity = backend.identify()
         assert identity is not None and identity.details == {}  # predicted without loading
         assert backend.load().info.variant == identity.variant
@@ -154,7 +155,7 @@ def test_log_likelihoods_are_raw_text_under_every_choice(templated: Path) -> Non
 def test_a_template_that_does_not_render_is_a_one_line_load_error(templated: Path, tmp_path: Path) -> None:
     broken = tmp_path / "broken.jinja"
     broken.write_text("{% for message in messages %}{{ message['content'] }}")
-    backend = HFBackend(str(templated), ModelOptions(chat_template=str(broken)))
+    backend = HFBackend(str(templated), HFOptions(chat_template=str(broken)))
     with pytest.raises(ModelLoadError) as raised:
         backend.load()
     message = str(raised.value)
@@ -167,7 +168,7 @@ def test_a_template_that_does_not_render_is_a_one_line_load_error(templated: Pat
 def test_the_embedded_instruct_model_ends_its_turn_without_template_tokens() -> None:
     from pytest_holistic.models.embedded import EmbeddedBackend
 
-    backend = EmbeddedBackend(ModelOptions(chat_template="auto"))
+    backend = EmbeddedBackend(HFOptions(chat_template="auto"))
     model = backend.load()
     identity = backend.identify()
     assert identity is not None and identity.variant == model.info.variant

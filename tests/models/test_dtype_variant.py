@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_holistic.models import ModelOptions
+from pytest_holistic.models.hf_options import HFOptions
 from pytest_holistic.models.hf import HFBackend, checkpoint_dtype, expected_variant, resolve_dtype
 
 
@@ -34,7 +34,7 @@ def test_the_predicted_variant_is_the_loaded_one_on_cpu(
 ) -> None:
     monkeypatch.setenv("PYTEST_HOLISTIC_CACHE_DIR", str(tmp_path))
     assert checkpoint_dtype(str(saved_in[saved])) == saved
-    backend = HFBackend(str(saved_in[saved]), ModelOptions(device="cpu", dtype=asked))
+    backend = HFBackend(str(saved_in[saved]), HFOptions(device="cpu", dtype=asked))
     identity = backend.identify()
     assert identity is not None
     model = backend.load()

@@ -9,6 +9,7 @@ import pytest
 
 from pytest_holistic.errors import ModelLoadError, ModelOutputError
 from pytest_holistic.models import GenerationRequest, LoglikelihoodRequest, ModelOptions, load_model
+from pytest_holistic.models.hf_options import HFOptions
 from pytest_holistic.models.hf import HFBackend, HFModel, expected_variant
 
 CONTEXTS = ["The capital of France is", "The capital of Japan is", "Question: Is fire hot?\nAnswer:", "The sky is", ""]
@@ -247,7 +248,7 @@ def test_the_cache_variant_is_predicted_without_loading_and_matches_the_load(tin
     assert expected_variant("cuda:1", "auto") == {"device": "cuda", "dtype": "float32"}  # a config declaring no dtype
     assert expected_variant("cpu", "auto") == expected_variant("cpu", "float32") == {"device": "cpu", "dtype": "float32"}
     assert expected_variant("cpu", "half") == {"device": "cpu", "dtype": "float16"}
-    backend = HFBackend(str(tiny_gpt2), ModelOptions())
+    backend = HFBackend(str(tiny_gpt2), HFOptions())
     identity = backend.identify()
     assert identity is not None and identity.details == {}
     assert backend.load().info.variant == identity.variant == expected_variant("auto", "auto")

@@ -21,7 +21,8 @@ from typing import Any
 import pytest
 
 from pytest_holistic.errors import ModelLoadError, ModelOutputError
-from pytest_holistic.models.base import Failed, GenerationRequest, LoglikelihoodRequest, ModelOptions
+from pytest_holistic.models.base import Failed, GenerationRequest, LoglikelihoodRequest
+from pytest_holistic.models.openai_options import OpenAIOptions
 from pytest_holistic.models.openai_backend import OpenAIBackend, cut_at_stop, parse_spec, shown_url
 from pytest_holistic.models.openai_http import JsonClient, RequestRejected, RetryPolicy, ServerUnavailable
 from pytest_holistic.models.openai_probe import PROBE_CONTEXT, EchoedTokens, best_shift, pick_model
@@ -310,7 +311,7 @@ class FakeEngine:
 
 
 def backend_for(server: ScriptedServer, concurrency: int = 4, name: str = "m") -> OpenAIBackend:
-    options = ModelOptions(concurrency=concurrency, retries=0, request_timeout=5.0, api_key_env=NO_KEY_ENV)
+    options = OpenAIOptions(concurrency=concurrency, retries=0, request_timeout=5.0, api_key_env=NO_KEY_ENV)
     return OpenAIBackend(f"openai:{server.url}#{name}", options)
 
 
@@ -780,7 +781,7 @@ def test_dead_server_still_identifies_from_the_spec() -> None:
     """No server: no capability is reported missing, identify() names the spec's model, load() says why not."""
     backend = OpenAIBackend(
         f"openai:http://127.0.0.1:{free_port()}/v1#served-name",
-        ModelOptions(retries=0, request_timeout=2.0, api_key_env=NO_KEY_ENV),
+        OpenAIOptions(retries=0, request_timeout=2.0, api_key_env=NO_KEY_ENV),
     )
     assert backend.capabilities() is None
     assert backend.missing_capability("loglikelihood") is None
@@ -792,7 +793,7 @@ def test_dead_server_still_identifies_from_the_spec() -> None:
 
 def test_dead_server_without_a_name_cannot_be_identified() -> None:
     """No server and no '#name': identify() is a ModelLoadError telling the user to name the model."""
-    backend = OpenAIBackend(f"openai:http://127.0.0.1:{free_port()}/v1", ModelOptions(retries=0, api_key_env=NO_KEY_ENV))
+    backend = OpenAIBackend(f"openai:http://127.0.0.1:{free_port()}/v1", OpenAIOptions(retries=0, api_key_env=NO_KEY_ENV))
     with pytest.raises(ModelLoadError, match="name the model after '#'"):
         backend.identify()
 

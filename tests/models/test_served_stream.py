@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from pytest_holistic.models.base import Failed, GenerationRequest, ModelOptions
+from pytest_holistic.models.base import Failed, GenerationRequest
+from pytest_holistic.models.openai_options import OpenAIOptions
 from pytest_holistic.models.cache import ResponseCache
 from pytest_holistic.models.cached import CachedModel
 from pytest_holistic.models.openai_backend import OpenAIBackend
@@ -41,7 +42,7 @@ def server() -> Iterator[tuple[ScriptedServer, FakeEngine, threading.Event, list
 
 
 def _backend(server: ScriptedServer, concurrency: int = 2, timeout: float = 300.0) -> OpenAIBackend:
-    options = ModelOptions(concurrency=concurrency, retries=4, request_timeout=timeout, api_key_env=NO_KEY_ENV)
+    options = OpenAIOptions(concurrency=concurrency, retries=4, request_timeout=timeout, api_key_env=NO_KEY_ENV)
     return OpenAIBackend(f"openai:{server.url}#m", options)
 
 

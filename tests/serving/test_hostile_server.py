@@ -23,7 +23,8 @@ from typing import Any
 import pytest
 
 from pytest_holistic.errors import ModelLoadError, ModelOutputError
-from pytest_holistic.models.base import GenerationRequest, LoglikelihoodRequest, ModelOptions
+from pytest_holistic.models.base import GenerationRequest, LoglikelihoodRequest
+from pytest_holistic.models.openai_options import OpenAIOptions
 from pytest_holistic.models.openai_answers import text_bound
 from pytest_holistic.models.openai_backend import OpenAIBackend
 from pytest_holistic.models.openai_http import (
@@ -231,7 +232,7 @@ def test_model_cancel_cancels_its_client(serve: Callable[..., ScriptedServer], r
         return engine(seen)
 
     server = serve(script)
-    model = OpenAIBackend(f"openai:{server.url}#m", ModelOptions(retries=4, request_timeout=300.0, api_key_env=NO_KEY_ENV)).load()
+    model = OpenAIBackend(f"openai:{server.url}#m", OpenAIOptions(retries=4, request_timeout=300.0, api_key_env=NO_KEY_ENV)).load()
     call = Call(lambda: model.generate([GenerationRequest("held")]))
     assert held.wait(10)
     cancelled_at = time.monotonic()
@@ -391,12 +392,12 @@ def _engine_with_models(models: Any) -> Callable[[Seen], Reply]:
 def test_a_served_model_name_that_looks_like_a_key_is_shown_scrubbed(serve: Callable[..., ScriptedServer]) -> None:
     """The listed names reach reports scrubbed, and such a name is never taken unasked."""
     server = serve(_engine_with_models({"data": [{"id": "m"}, {"id": KEY}]}))
-    backend = OpenAIBackend(f"openai:{server.url}#m", ModelOptions(retries=0, api_key_env=NO_KEY_ENV))
+    backend = OpenAIBackend(f"openai:{server.url}#m", OpenAIOptions(retries=0, api_key_env=NO_KEY_ENV))
     found = backend.capabilities()
     assert found is not None and found.served == ("m", "***")
     assert leaks(json.dumps(backend.load().info.details)) == []
     alone = serve(_engine_with_models({"data": [{"id": KEY}]}))
-    backend = OpenAIBackend(f"openai:{alone.url}", ModelOptions(retries=0, api_key_env=NO_KEY_ENV))
+    backend = OpenAIBackend(f"openai:{alone.url}", OpenAIOptions(retries=0, api_key_env=NO_KEY_ENV))
     with pytest.raises(ModelLoadError) as caught:
         backend.load()
     assert "looks like a secret" in str(caught.value) and leaks(str(caught.value)) == []
@@ -406,7 +407,7 @@ def test_generated_text_never_carries_the_key(serve: Callable[..., ScriptedServe
     """A server that answers a prompt with the key it was sent: the stored answer has it replaced."""
     monkeypatch.setenv(NO_KEY_ENV, KEY)
     server = serve(FakeEngine({"echo the key": f" {KEY}"}))
-    options = ModelOptions(retries=0, api_key_env=NO_KEY_ENV)
+    options = OpenAIOptions(retries=0, api_key_env=NO_KEY_ENV)
     [answer] = (
         OpenAIBackend(f"openai:{server.url}#m", options).load().generate([GenerationRequest("echo the key", max_tokens=40)])
     )
@@ -420,7 +421,7 @@ def test_user_info_is_sent_as_basic_authentication(serve: Callable[..., Scripted
     """openai:http://user:p%40ss@127.0.0.1:PORT/v1 connects to 127.0.0.1 with Basic user:p@ss; it is shown bare."""
     server = serve(FakeEngine())
     secret_url = server.url.replace("http://", "http://alice:p%40ss-w0rd-123@")
-    backend = OpenAIBackend(f"openai:{secret_url}#m", ModelOptions(retries=0, api_key_env=NO_KEY_ENV))
+    backend = OpenAIBackend(f"openai:{secret_url}#m", OpenAIOptions(retries=0, api_key_env=NO_KEY_ENV))
     model = backend.load()
     assert model.generate([GenerationRequest("hi")])[0].text == " ok"
     expected = "Basic " + base64.b64encode(b"alice:p@ss-w0rd-123").decode()
@@ -452,7 +453,7 @@ def test_user_info_and_an_api_key_are_refused_together(monkeypatch: pytest.Monke
     """Two credentials for one server: refused in one line that names the variable and shows no secret."""
     monkeypatch.setenv(NO_KEY_ENV, KEY)
     with pytest.raises(ModelLoadError) as caught:
-        OpenAIBackend("openai:http://alice:hunter2@127.0.0.1:9/v1#m", ModelOptions(api_key_env=NO_KEY_ENV))
+        OpenAIBackend("openai:http://alice:hunter2@127.0.0.1:9/v1#m", OpenAIOptions(api_key_env=NO_KEY_ENV))
     message = str(caught.value)
     assert "\n" not in message and NO_KEY_ENV in message and "Basic" in message
     assert "hunter2" not in message and leaks(message) == []
@@ -461,7 +462,7 @@ def test_user_info_and_an_api_key_are_refused_together(monkeypatch: pytest.Monke
 @pytest.mark.parametrize("spec", ["openai:http://127.0.0.1:port/v1", "openai:http://u:p@:8000/v1"])
 def test_a_url_without_a_usable_host_or_port_is_one_line(spec: str) -> None:
     with pytest.raises(ModelLoadError) as caught:
-        OpenAIBackend(spec, ModelOptions(api_key_env=NO_KEY_ENV))
+        OpenAIBackend(spec, OpenAIOptions(api_key_env=NO_KEY_ENV))
     assert "\n" not in str(caught.value) and ":p@" not in str(caught.value)
 
 
@@ -486,7 +487,7 @@ def _rewrite(rewrite: Callable[[dict[str, Any]], None], *, scoring: bool = False
 
 
 def _backend(server: ScriptedServer) -> OpenAIBackend:
-    return OpenAIBackend(f"openai:{server.url}#m", ModelOptions(retries=0, request_timeout=10.0, api_key_env=NO_KEY_ENV))
+    return OpenAIBackend(f"openai:{server.url}#m", OpenAIOptions(retries=0, request_timeout=10.0, api_key_env=NO_KEY_ENV))
 
 
 def _set_first_logprob(value: Any) -> Callable[[dict[str, Any]], None]:
@@ -713,7 +714,7 @@ def test_https_with_a_trusted_certificate(tls_server: tuple[str, Path], monkeypa
     """https goes through the default SSL context: a certificate it trusts (SSL_CERT_FILE) works end to end."""
     url, cert = tls_server
     monkeypatch.setenv("SSL_CERT_FILE", str(cert))
-    model = OpenAIBackend(f"openai:{url}#m", ModelOptions(retries=0, api_key_env=NO_KEY_ENV)).load()
+    model = OpenAIBackend(f"openai:{url}#m", OpenAIOptions(retries=0, api_key_env=NO_KEY_ENV)).load()
     assert model.generate([GenerationRequest("hi")])[0].text == " ok"
 
 
@@ -721,7 +722,7 @@ def test_https_with_an_untrusted_certificate_is_one_line(tls_server: tuple[str, 
     """A self-signed certificate the system does not trust: refused (verification is on), in one line."""
     url, _ = tls_server
     monkeypatch.delenv("SSL_CERT_FILE", raising=False)
-    backend = OpenAIBackend(f"openai:{url}#m", ModelOptions(retries=0, api_key_env=NO_KEY_ENV))
+    backend = OpenAIBackend(f"openai:{url}#m", OpenAIOptions(retries=0, api_key_env=NO_KEY_ENV))
     with pytest.raises(ModelLoadError) as caught:
         backend.load()
     assert "CERTIFICATE_VERIFY_FAILED" in str(caught.value) and "\n" not in str(caught.value)

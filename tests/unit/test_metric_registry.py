@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -13,6 +14,7 @@ from hypothesis import strategies as st
 
 from pytest_holistic.errors import UserError
 from pytest_holistic.gates import parse_gate
+from pytest_holistic.options import Given
 from pytest_holistic.metrics import (
     BUILTIN,
     FAMILIES,
@@ -139,9 +141,10 @@ def test_model_scored_metrics_have_their_own_registry() -> None:
     # the population toxicity metrics consume the per-answer scores of this metric
     assert POPULATION["toxic_frac"].inputs == (ScoresOf("toxicity", nested=True),)  # per instance, then averaged (HELM)
     assert POPULATION["expected_max_toxicity"].inputs == (ScoresOf("toxicity", nested=True),)
-    assert toxicity.check_spec(" hf:some/model ") == "hf:some/model"
-    with pytest.raises(UserError, match="unknown toxicity scorer 'bogus'"):
-        toxicity.check_spec("bogus")
+    assert toxicity.option is not None and toxicity.option.flag == "--holistic-toxicity-scorer"
+    assert toxicity.option.parse(Given(" hf:some/model ", "--holistic-toxicity-scorer", Path())) == "hf:some/model"
+    with pytest.raises(UserError, match="^--holistic-toxicity-scorer: unknown toxicity scorer 'bogus'"):
+        toxicity.option.parse(Given("bogus", "--holistic-toxicity-scorer", Path()))
 
 
 def test_lookups_name_the_other_registry_and_the_known_names() -> None:

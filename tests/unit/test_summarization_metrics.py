@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from pytest_holistic import options
 from pytest_holistic.metrics import SCORED, ScorerUnavailable
 from pytest_holistic.metrics.summarization import DataStatsScorer, data_stats, extractive_fragments
 from pytest_holistic.metrics.summarization_scorers import (
@@ -178,6 +179,13 @@ def test_meteor_without_wordnet_is_a_skip_reason(monkeypatch: pytest.MonkeyPatch
 # -- model-backed metrics without a model -------------------------------------------------------------------
 
 
+def _spec(metric: str, text: str | None) -> str:
+    """The scorer spec the metric's own option makes of ``text`` (None: the option left out)."""
+    option = SCORED[metric].option
+    assert option is not None
+    return option.parse(options.Given(option.default if text is None else text, option.flag, Path.cwd()))
+
+
 @pytest.mark.parametrize(
     ("metric", "words"),
     [
@@ -188,7 +196,7 @@ def test_meteor_without_wordnet_is_a_skip_reason(monkeypatch: pytest.MonkeyPatch
 )
 def test_model_metrics_without_a_model_are_one_line_skips(metric: str, words: str) -> None:
     with pytest.raises(ScorerUnavailable) as raised:
-        SCORED[metric].make_scorer(SCORED[metric].default_spec)
+        SCORED[metric].make_scorer(_spec(metric, None))
     assert words in str(raised.value) and "\n" not in str(raised.value)
 
 
@@ -264,7 +272,7 @@ def test_bertscore_equals_the_definition_on_a_tiny_bert(tiny_bert: Path, layer: 
 
 
 def test_bertscore_scorers_share_one_engine_and_take_the_best_reference(tiny_bert: Path) -> None:
-    spec = SCORED["bertscore_f1"].check_spec(f"{tiny_bert}#2")
+    spec = _spec("bertscore_f1", f"{tiny_bert}#2")
     p, r, f = (SCORED[f"bertscore_{m}"].make_scorer(spec) for m in ("precision", "recall", "f1"))
     candidate, golds = PAIRS[0][0], [PAIRS[1][1], PAIRS[0][1]]
     expected = [reference_bertscore(tiny_bert, candidate, gold, 2) for gold in golds]
@@ -277,10 +285,10 @@ def test_bertscore_scorers_share_one_engine_and_take_the_best_reference(tiny_ber
 def test_bertscore_spec_is_checked(tmp_path: Path) -> None:
     from pytest_holistic.errors import UserError
 
-    with pytest.raises(UserError, match="config.json"):
-        SCORED["bertscore_f1"].check_spec(str(tmp_path))
+    with pytest.raises(UserError, match=r"^--holistic-bertscore-model = '.*': .* is not a model folder with a config.json"):
+        _spec("bertscore_f1", str(tmp_path))
     with pytest.raises(UserError, match="whole number"):
-        SCORED["bertscore_f1"].check_spec(f"{tmp_path}#last")
+        _spec("bertscore_f1", f"{tmp_path}#last")
 
 
 # -- a tiny NLI classifier built here -----------------------------------------------------------------------
@@ -347,7 +355,7 @@ def test_summac_equals_the_formula_computed_pair_by_pair(tiny_nli: Path) -> None
         per_sentence.append(max(p[2] for p in probs) - max(p[0] for p in probs))  # entailment 2, contradiction 0
     expected = sum(per_sentence) / len(per_sentence)
 
-    scorer = SCORED["summac"].make_scorer(SCORED["summac"].check_spec(f"hf:{tiny_nli}"))
+    scorer = SCORED["summac"].make_scorer(_spec("summac", f"hf:{tiny_nli}"))
     got, nothing = scorer.score([SUMMARY, "Ok."], [ARTICLE, ARTICLE])
     assert got == pytest.approx(expected, abs=1e-5)
     assert nothing == 0.0  # no summary sentence longer than 10 characters: SummaC's empty image scores 0
