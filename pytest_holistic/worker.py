@@ -204,16 +204,19 @@ class WorkerSide:
         # Computing ahead is for a single process: an xdist worker does not know which shard it runs next.
         overlap = "off" if is_worker(config) else settings.overlap
         self.executor = Executor(
-            self.model, settings.shard_size, Scorers(settings.scorer_specs), settings.determinism_check, overlap
+            self.model,
+            settings.shard_size,
+            Scorers(settings.scorer_specs),
+            settings.determinism_check,
+            overlap,
+            batch_done=self.write_ledger,
         )
         self._announced: set[str] = set()
         self._runs_data: list[dict[str, Any]] = []  # the collected runs as data, made once for every ledger write
         self._snapshot_key: tuple[Any, ...] | None = None  # what the last snapshot sent was made of
         ledger = config.workerinput.get(LEDGER_KEY) if is_worker(config) else None  # type: ignore[attr-defined]
         self.ledger = Path(ledger) / f"{self.name}.json" if ledger else None
-        if self.ledger is not None:
-            self.model.on_batch = self.write_ledger
-        elif (terminal := terminal_emitter(config)) is not None:  # this process owns the terminal: say what the model does
+        if self.ledger is None and (terminal := terminal_emitter(config)) is not None:  # this process owns the terminal: say what the model does
             self.model.progress = ModelProgress(*terminal)
 
     def _backend(self) -> Backend:
@@ -330,7 +333,7 @@ class WorkerSide:
         if work is None:
             pytest.fail("the `answer` fixture only exists in tests marked @pytest.mark.holistic(scenario)", pytrace=False)
         if ITEM_PROBE not in item.stash:
-            item.stash[ITEM_PROBE] = AnswerProbe(work, self.model)
+            item.stash[ITEM_PROBE] = AnswerProbe(work, self.model, self.write_ledger)
         return item.stash[ITEM_PROBE]
 
     def attach_record(self, item: pytest.Item, report: pytest.TestReport) -> None:
@@ -452,8 +455,9 @@ class WorkerSide:
     def write_ledger(self) -> None:
         """Leave this worker's runs and counts so far where the controller finds them if this process dies.
 
-        Written after collection and after every committed batch (atomically), so a worker killed mid-shard
-        or cut off by Ctrl-C still shows up in the report with counts that match what it put in the cache.
+        Written after collection, after every batch the executor receives (committed by then) and after every
+        ``answer()`` probe (atomically), so a worker killed mid-shard or cut off by Ctrl-C still shows up in the
+        report with counts that match what it put in the cache.
         """
         ledger = self.ledger
         summary = self.summary(final=False) if ledger is not None else None
