@@ -1,21 +1,23 @@
 """Hooks that exist only when pytest-xdist is installed, registered on the controller.
 
 Scheduling: with ``-n N`` (xdist's default ``load`` distribution) whole shards go to one worker, so a
-shard's requests are batched together and no request is computed by two workers. Each worker's summary
-arrives through ``workeroutput`` and is handed to the reporter through ``pytest_holistic_worker_finished``.
+shard's requests are batched together and no request is computed by two workers. What the workers send is
+relayed to the reporter's hooks (``channels``), and so are the items expected and the workers lost: nothing
+here writes into the reporter.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
 from xdist.scheduler import LoadScopeScheduling
 
+from .channels import LEDGER, relay_output, relay_report
 from .progress import ItemProgress, terminal_emitter
-from .report.reporter import REPORTER
 from .shards import assign_shards
-from .worker import LEDGER_KEY
 
 
 class ShardScheduling(LoadScopeScheduling):  # type: ignore[misc]  # xdist ships no types: its scheduler is Any
@@ -62,11 +64,13 @@ class ShardScheduling(LoadScopeScheduling):  # type: ignore[misc]  # xdist ships
 
 
 class XdistController:
-    """The controller's xdist hooks: shard scheduling, and worker summaries passed on as data."""
+    """The controller's xdist hooks: shard scheduling, and what the workers send relayed to the reporter's hooks."""
 
-    def __init__(self, config: pytest.Config, shard_size: int) -> None:
+    def __init__(self, config: pytest.Config, shard_size: int, ledger_folder: Callable[[], Path]) -> None:
+        """``ledger_folder``: where the workers keep their ledgers (made on first use), the folder the reporter reads."""
         self.config = config
         self.shard_size = shard_size
+        self.ledger_folder = ledger_folder
         self.progress: ItemProgress | None = None  # items/s and time left: a worker's own lines never reach the terminal
 
     def pytest_xdist_make_scheduler(self, config: pytest.Config, log: Any) -> Any:
@@ -76,27 +80,22 @@ class XdistController:
 
     def pytest_configure_node(self, node: Any) -> None:
         """Tell each worker where to keep its ledger, which the reporter reads if the worker never reports back."""
-        reporter = self.config.stash.get(REPORTER, None)
-        if reporter is not None:
-            node.workerinput[LEDGER_KEY] = str(reporter.ledger_folder())
+        node.workerinput[LEDGER] = str(self.ledger_folder())
 
     def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
         """The controller never collects: the first worker's collection is the list of items the run means to run."""
-        reporter = self.config.stash.get(REPORTER, None)
-        if reporter is not None:
-            reporter.expect(ids)
+        self.config.hook.pytest_holistic_items_expected(config=self.config, nodeids=list(ids))
         if self.progress is None and (terminal := terminal_emitter(self.config)) is not None:
             self.progress = ItemProgress(*terminal)
             self.progress.expect(len(ids))
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        relay_report(self.config, report)
         if self.progress is not None and (report.when == "call" or (report.when == "setup" and not report.passed)):
             self.progress.finished()
 
     def pytest_testnodedown(self, node: Any, error: Any) -> None:
-        reporter = self.config.stash.get(REPORTER, None)
-        if error is not None and reporter is not None:  # a worker that died (killed, crashed) rather than finished
-            reporter.lost_workers[str(node.gateway.id)] = str(error).strip().splitlines()[0] if str(error).strip() else "died"
-        output = getattr(node, "workeroutput", None) or {}
-        if "holistic" in output:
-            self.config.hook.pytest_holistic_worker_finished(config=self.config, summary=output["holistic"])
+        if error is not None:  # a worker that died (killed, crashed) rather than finished
+            reason = str(error).strip().splitlines()[0] if str(error).strip() else "died"
+            self.config.hook.pytest_holistic_worker_lost(config=self.config, worker=str(node.gateway.id), reason=reason)
+        relay_output(self.config, getattr(node, "workeroutput", None) or {})

@@ -11,7 +11,7 @@ example last), and it goes into the item's record.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
@@ -35,9 +35,11 @@ class AnswerProbe:
 
     REMEMBERED = 4096  # perturbed inputs kept for finding the falsifying one (a bounded Hypothesis run asks fewer)
 
-    def __init__(self, work: Work, model: Model) -> None:
+    def __init__(self, work: Work, model: Model, asked_model: Callable[[], None] = lambda: None) -> None:
+        """``asked_model``: told after each answer, so the owner can note the model's counts (a worker's ledger)."""
         self.work = work
         self.model = model
+        self.asked_model = asked_model
         self.asked: dict[str, Completion] = {}  # perturbed input -> answer, most recently asked last
         self._original: Completion | None = None
 
@@ -46,6 +48,7 @@ class AnswerProbe:
             raise UserError(f"answer() takes the input text as a string, got {type(text).__name__}")
         instance = replace(self.work.instance, input=text)
         completion = self.work.run.adapter.answer_one(instance, self.model.generate, self.model.loglikelihood)
+        self.asked_model()
         if text == self.work.instance.input:
             self._original = completion
         else:

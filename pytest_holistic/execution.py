@@ -122,7 +122,9 @@ def _model_failure(error: Exception, instance: str) -> HolisticError:
 
 
 def _ask(
-    stream: Callable[[list[Any]], Iterator[list[tuple[int, Any]]]], wanted: Mapping[str, Sequence[Hashable]]
+    stream: Callable[[list[Any]], Iterator[list[tuple[int, Any]]]],
+    wanted: Mapping[str, Sequence[Hashable]],
+    batch_done: Callable[[], None] = lambda: None,
 ) -> tuple[dict[Hashable, Any], dict[str, Exception]]:
     """The results of every item's requests, and the error of each item whose own requests failed.
 
@@ -132,6 +134,7 @@ def _ask(
     call fails as a whole, the items still unanswered are split in halves and each half asked again, down to
     single items, so a local model's bad batch costs only the items whose requests fail and the healthy ones are
     still computed in batches. A load failure or the session ending is no request's fault: it stops everything.
+    ``batch_done`` is told after each batch arrives (the cached model has committed and counted it by then).
     """
     results: dict[Hashable, Any] = {}
     failed: dict[Hashable, Exception] = {}
@@ -147,6 +150,7 @@ def _ask(
                         failed[todo[index]] = outcome.error
                     else:
                         results[todo[index]] = outcome
+                batch_done()
         except (ModelLoadError, Cancelled):
             raise
         except Exception as error:
@@ -243,13 +247,21 @@ class Executor:
     """Per-worker planner: which items share a shard, and each item's answer once its shard is computed."""
 
     def __init__(
-        self, model: Model, shard_size: int, scorers: Scorers, determinism_check: float = 0.0, overlap: str = "off"
+        self,
+        model: Model,
+        shard_size: int,
+        scorers: Scorers,
+        determinism_check: float = 0.0,
+        overlap: str = "off",
+        batch_done: Callable[[], None] = lambda: None,
     ) -> None:
+        """``batch_done``: told after each batch of answers arrives, so its owner can note the counts (a worker's ledger)."""
         self.model = model
         self.shard_size = max(1, shard_size)
         self.scorers = scorers
         self.determinism_check = determinism_check
         self.overlap = overlap  # on, off, or auto (on once the model turns out to run on a GPU)
+        self.batch_done = batch_done
         self.computed_ahead = 0  # shards computed in the background while pytest ran the items of another
         self._shard_of: dict[str, str] = {}
         self._members: dict[str, list[Work]] = {}
@@ -373,9 +385,10 @@ class Executor:
         names = {work.nodeid: work.instance.id for work in pending}
         generations = {nodeid: (plan.generation,) if plan.generation is not None else () for nodeid, plan in plans.items()}
         generated: dict[Hashable, GenerationResult]
-        generated, failures = _ask(self.model.generate_batches, generations)
+        generated, failures = _ask(self.model.generate_batches, generations, self.batch_done)
         scored: dict[Hashable, LoglikelihoodResult]
-        scored, more = _ask(self.model.loglikelihood_batches, {n: p.loglikelihood for n, p in plans.items() if n not in failures})
+        wanted = {n: p.loglikelihood for n, p in plans.items() if n not in failures}
+        scored, more = _ask(self.model.loglikelihood_batches, wanted, self.batch_done)
         for nodeid, failure in {**failures, **more}.items():
             self._results[nodeid] = _model_failure(failure, names[nodeid])
         completions: dict[str, Completion] = {}

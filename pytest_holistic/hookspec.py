@@ -1,4 +1,8 @@
-"""Hooks that suites and plugins implement to extend pytest-holistic."""
+"""Hooks that suites and plugins implement to extend pytest-holistic, and the messages the reporter receives.
+
+The messages (``worker_finished``, ``item_recorded``, ``items_expected``, ``worker_lost``, ``runs_collected``) are how
+every process and the xdist glue reach the reporter; ``channels`` says which carries each.
+"""
 
 from __future__ import annotations
 
@@ -8,6 +12,7 @@ import pytest
 
 if TYPE_CHECKING:
     from .extensions import Extensions
+    from .records import ItemRecord, RunHeader
 
 
 @pytest.hookspec(historic=True)
@@ -34,7 +39,26 @@ def pytest_holistic_make_model(config: pytest.Config, name: str) -> Any:
 
 
 def pytest_holistic_worker_finished(config: pytest.Config, summary: dict[str, Any]) -> None:
-    """Called on the controller with one process's summary (requests computed, cache hits, device), as plain data."""
+    """Called on the controller with one process's summary (requests computed, cache hits, device), as plain data.
+
+    At -n 0 the process sends it itself; under xdist the controller relays it from the worker's ``workeroutput``.
+    """
+
+
+def pytest_holistic_item_recorded(config: pytest.Config, record: ItemRecord, header: RunHeader | None) -> None:
+    """Called on the controller with one item's ``ItemRecord`` and, with a run's first record from a process, its
+    ``RunHeader`` (else None).
+
+    At -n 0 the process sends the objects it made; under xdist the controller rebuilds them from the worker's report.
+    """
+
+
+def pytest_holistic_items_expected(config: pytest.Config, nodeids: list[str]) -> None:
+    """Called on the xdist controller with the items the run means to run (the first worker's collection)."""
+
+
+def pytest_holistic_worker_lost(config: pytest.Config, worker: str, reason: str) -> None:
+    """Called on the xdist controller when a worker died (killed, crashed) instead of finishing, with why, in a line."""
 
 
 def pytest_holistic_report_written(config: pytest.Config, path: Any, report: dict[str, Any]) -> None:
@@ -42,9 +66,9 @@ def pytest_holistic_report_written(config: pytest.Config, path: Any, report: dic
 
 
 def pytest_holistic_runs_collected(config: pytest.Config, runs: list[dict[str, Any]]) -> None:
-    """Called in a process without xdist workers once collection is done, with every run collection built.
+    """Called on the controller once a process's collection is done, with every run collection built.
 
     Each entry is a run's description plus how many items it had before and after deselection, so the
-    reporter can decide every gate, also those of a scenario with no item left. (An xdist worker sends the
-    same list with its summary instead.)
+    reporter can decide every gate, also those of a scenario with no item left. Under xdist the controller relays
+    each finished worker's list from its ``workeroutput``.
     """

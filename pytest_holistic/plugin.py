@@ -1,7 +1,8 @@
 """Every pytest hook and fixture of pytest-holistic: thin shells that delegate to the two roles.
 
 Every process has a ``WorkerSide`` (items, the cached model, records); only the controller (or a plain
-run) has a ``Reporter`` (aggregation, gates, writers), as pytest's own junitxml does it. Importing this
+run) has a ``Reporter`` (aggregation, gates, writers), as pytest's own junitxml does it. The role is decided
+once, in ``pytest_configure``, and with it the outbox a process sends through (``channels``). Importing this
 module must stay cheap: torch, transformers and datasets load only when a model or a hub dataset is
 actually needed.
 """
@@ -16,6 +17,7 @@ import pytest
 
 from ._roles import is_worker
 from .answers import AnswerProbe
+from .channels import InProcess, XdistWorker
 from .errors import UserError
 from .extensions import PLUGIN_NAME, Extensions, session_extensions
 from .gates import check_metric_name
@@ -23,9 +25,11 @@ from .models import cache as response_cache
 from .models.cached import CachedModel
 from .plans import Completion
 from .printable import printable
+from .progress import ModelProgress, terminal_emitter
 from .report.json_report import JsonWriter, new_run_id
+from .report.ledger import Ledgers
 from .report.outputs import Writer
-from .report.regression import comparison_plan
+from .report.regression import ComparisonPlan, comparison_plan
 from .report.reporter import REPORTER, Reporter
 from .settings import Settings, add_options, check_device, check_writable
 from .worker import ITEM_SCORES, ITEM_WORK, WORKER_SIDE, Recorder, WorkerSide, gate_metric_names, prepare_worker
@@ -92,42 +96,53 @@ def pytest_configure(config: pytest.Config) -> None:
         raise pytest.UsageError(printable(f"pytest-holistic: {error}")) from None
     if not controller:
         prepare_worker(config, settings)
-    elif settings.cache_dir is not None and getattr(config.option, "cacheclear", False):
+        # A worker never computes ahead (it does not know which shard it runs next) and its lines never reach the terminal.
+        config.stash[WORKER_SIDE] = WorkerSide(config, settings, XdistWorker(config))
+        return
+    if settings.cache_dir is not None and getattr(config.option, "cacheclear", False):
         problem = response_cache.clear(settings.cache_dir)
         if problem:
             config.issue_config_time_warning(pytest.PytestConfigWarning(f"pytest-holistic: {problem}"), stacklevel=2)
-    config.stash[WORKER_SIDE] = WorkerSide(config, settings)
-    if controller:
-        run_id = new_run_id()
-        from .report.html_report import HtmlWriter  # the page's styles and script load on the controller only
-        from .scrubbing import scrub_text
+    terminal = terminal_emitter(config)  # this process owns the terminal: say what the model does
+    progress = ModelProgress(*terminal) if terminal is not None else None
+    config.stash[WORKER_SIDE] = WorkerSide(config, settings, InProcess(config), settings.overlap, progress)
+    _configure_reporter(config, settings, plan)
 
-        shown = scrub_text(settings.model)  # a spec with a URL's password or a key in it is never written or printed
-        writers: list[Writer] = [
-            JsonWriter(settings.report_dir, shown, run_id),
-            HtmlWriter(settings.report_dir, shown, run_id),
-        ]
-        if settings.junit is not None:
-            from .report.junit import JunitWriter  # ElementTree loads only when a JUnit file is asked for
 
-            writers.append(JunitWriter(settings.junit))
-        reporter = Reporter(
-            config,
-            shown,
-            settings.gates,
-            writers,
-            strict_gates=settings.strict_gates,
-            run_id=run_id,
-            source=settings.source,
-            comparison=plan,
-        )
-        config.stash[REPORTER] = reporter
-        reporter.handle_sigterm()
-        config.pluginmanager.register(reporter, "holistic-reporter")
-        if config.pluginmanager.hasplugin("xdist"):
-            from ._xdist import XdistController
+def _configure_reporter(config: pytest.Config, settings: Settings, plan: ComparisonPlan | None) -> None:
+    """The controller's reporter and, with xdist, its glue; both are given the one folder of worker ledgers."""
+    run_id = new_run_id()
+    from .report.html_report import HtmlWriter  # the page's styles and script load on the controller only
+    from .scrubbing import scrub_text
 
-            config.pluginmanager.register(XdistController(config, settings.shard_size), "holistic-xdist")
+    shown = scrub_text(settings.model)  # a spec with a URL's password or a key in it is never written or printed
+    writers: list[Writer] = [
+        JsonWriter(settings.report_dir, shown, run_id),
+        HtmlWriter(settings.report_dir, shown, run_id),
+    ]
+    if settings.junit is not None:
+        from .report.junit import JunitWriter  # ElementTree loads only when a JUnit file is asked for
+
+        writers.append(JunitWriter(settings.junit))
+    ledgers = Ledgers()
+    reporter = Reporter(
+        config,
+        shown,
+        settings.gates,
+        writers,
+        strict_gates=settings.strict_gates,
+        run_id=run_id,
+        source=settings.source,
+        comparison=plan,
+        ledgers=ledgers,
+    )
+    config.stash[REPORTER] = reporter
+    reporter.handle_sigterm()
+    config.pluginmanager.register(reporter, "holistic-reporter")
+    if config.pluginmanager.hasplugin("xdist"):
+        from ._xdist import XdistController
+
+        config.pluginmanager.register(XdistController(config, settings.shard_size, ledgers.folder), "holistic-xdist")
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:

@@ -1,8 +1,8 @@
 """The typed records that flow one way, from the items to the reporter: one per item, one per run, one per worker.
 
-Each is frozen and converts to plain builtin types (``to_data``) to ride on pytest's ``TestReport`` or
-xdist's ``workeroutput``, and back (``from_data``) on the controller; every reader uses attributes.
-``ItemRecord.to_data()`` is also the instance record written into ``report.json``.
+Each is frozen and converts to plain builtin types (``to_data``) to leave an xdist worker (``channels`` says how),
+and back (``from_data``) on the controller; every reader uses attributes. ``ItemRecord.to_data()`` is also the
+instance record written into ``report.json``.
 """
 
 from __future__ import annotations
@@ -22,26 +22,6 @@ Outcome = Literal["passed", "failed", "skipped", "error"]
 
 
 _COMPLETION_FIELDS = frozenset(f.name for f in fields(Completion))
-
-
-class RecordData(dict[str, Any]):
-    """An item record's data that also holds the record itself, for a reporter in the process that made it.
-
-    To everything else it is the plain ``dict`` of ``ItemRecord.to_data()`` (a shallow copy; pytest's report
-    serialisation and report-log see a dict). Only at ``-n 0`` does the reporter share the worker's process: it
-    takes ``record`` instead of parsing the data back into a second copy of every instance and answer. Never sent
-    to an xdist controller: execnet serialises builtin types only, so a worker sends ``to_data()`` itself.
-    """
-
-    __slots__ = ("record",)
-
-    def __init__(self, data: Mapping[str, Any], record: ItemRecord) -> None:
-        super().__init__(data)
-        self.record = record
-
-    def __reduce__(self) -> tuple[Any, ...]:
-        """Copied or pickled, it is what it stands for: the plain data (the record stays in its process)."""
-        return (dict, (dict(self),))
 
 
 def _references_from_data(data: Sequence[Mapping[str, Any]]) -> tuple[Reference, ...]:
@@ -128,10 +108,6 @@ class ItemRecord:
         if self._data is None:
             object.__setattr__(self, "_data", self._build_data())
         return self._data  # type: ignore[return-value]
-
-    def in_process(self) -> RecordData:
-        """This record's data for a report read in this same process (-n 0): it carries the record along."""
-        return RecordData(self.to_data(), self)
 
     def _build_data(self) -> dict[str, Any]:
         completion = self.completion
@@ -286,7 +262,7 @@ def _stat_to_data(stat: Stat) -> dict[str, float]:
 
 @dataclass(frozen=True)
 class WorkerSummary:
-    """What one process computed and on what: sent once at its end (``workeroutput`` under xdist)."""
+    """What one process computed and on what: sent once at its end (see ``channels``)."""
 
     worker: str
     model: ModelInfo | None
@@ -304,8 +280,7 @@ class WorkerSummary:
     peak_rss_mib: float | None
     peak_gpu_mib: float | None
     model_failure: str | None = None  # why the model could not be loaded here, if it could not
-    final: bool = True  # False for the snapshot riding on each record: the counts up to that item
-    runs: tuple[CollectedRun, ...] = ()  # the runs this process collected (sent only with the final summary)
+    final: bool = True  # False for the counts so far that a worker's ledger keeps, in case it never reports back
 
     @property
     def requests_computed(self) -> int:
@@ -315,7 +290,6 @@ class WorkerSummary:
         data = {f.name: getattr(self, f.name) for f in fields(self)}
         data["model"] = self.model.to_data() if self.model is not None else None
         data["batch_seconds"] = _stat_to_data(self.batch_seconds)
-        data["runs"] = [run.to_data() for run in self.runs]
         return data
 
     @classmethod
@@ -323,13 +297,12 @@ class WorkerSummary:
         values = dict(data)
         values["model"] = ModelInfo.from_data(data["model"]) if data.get("model") else None
         values["batch_seconds"] = Stat(**data["batch_seconds"])
-        values["runs"] = tuple(CollectedRun.from_data(run) for run in data.get("runs") or ())
         return cls(**values)
 
     def report_data(self) -> dict[str, Any]:
         """The report's row for this worker: counts, timings and device (the model info is reported once)."""
         data = self.to_data()
-        del data["model"], data["worker"], data["runs"]
+        del data["model"], data["worker"]
         stat = self.batch_seconds
         data["batch_seconds"] = {
             "n": stat.count,

@@ -2,17 +2,16 @@
 
 It turns marked test functions into items, pins the process to its device, holds the cached model and
 the executor, hands each item its answer, and turns each finished item into one ``ItemRecord`` that
-rides on the ``TestReport``. The first record of each run carries the run's description and the model's
-identity; the process's summary goes out once at the end. Nothing here writes a report.
+goes out through the process's outbox (``channels``, chosen at configure). The first record of each run carries
+the run's description and the model's identity; the process's summary goes out once at the end. Nothing here
+writes a report, and nothing here asks which role this process plays.
 
 Per item, a warm run does only what the item needs: its answer comes from its shard (one cache query per
-shard), its record is built once as plain data, and a snapshot of this process's counts rides along only when
-the counts changed (once per computed shard), so the model's identity is not copied onto every report.
+shard), its record is built once as plain data, and the outbox is told of new counts only when they changed.
 """
 
 from __future__ import annotations
 
-import json
 import math
 import numbers
 import os
@@ -24,8 +23,8 @@ from typing import Any
 import pytest
 
 from . import _devices
-from ._roles import is_worker
 from .answers import AnswerProbe, counterexample_text
+from .channels import Outbox
 from .errors import HolisticError, InternalError, ModelLoadError, UserError
 from .execution import Answer, Executor, Scorers, Work
 from .gates import check_metric_name
@@ -36,13 +35,12 @@ from .models.cache import ResponseCache
 from .models.cached import CachedModel
 from .models.registry import Backend
 from .printable import printable
-from .progress import ModelProgress, terminal_emitter
+from .progress import ModelProgress
 from .records import CollectedRun, ItemRecord, Outcome, RunHeader, WorkerSummary
 from .runspec import RunSpec, build_run, item_id
 from .scrubbing import scrub_text
 from .settings import Settings
 
-LEDGER_KEY = "holistic_ledger"  # workerinput key: the folder where each xdist worker keeps its ledger file
 WORKER_SIDE = pytest.StashKey["WorkerSide"]()  # on the config: this process's side
 ITEM_WORK = pytest.StashKey[Work]()  # on a holistic item: its run and instance
 ITEM_ANSWER = pytest.StashKey[Answer]()  # its answer, once its shard is computed
@@ -193,29 +191,36 @@ class Recorder:
 class WorkerSide:
     """Per-process state of one pytest run: runs, the cached model, the executor, and records going out."""
 
-    def __init__(self, config: pytest.Config, settings: Settings) -> None:
+    def __init__(
+        self,
+        config: pytest.Config,
+        settings: Settings,
+        outbox: Outbox,
+        overlap: str = "off",
+        progress: ModelProgress | None = None,
+    ) -> None:
+        """``outbox``, ``overlap`` (computing shards ahead) and ``progress`` (lines about what the model does, where
+        this process owns the terminal) come with the process's role, decided at configure."""
         self.config = config
         self.settings = settings
-        self.name = str(config.workerinput["workerid"]) if is_worker(config) else "main"  # type: ignore[attr-defined]
+        self.outbox = outbox
+        self.name = outbox.name
         self.runs: dict[str, RunSpec] = {}
         self.selected: dict[str, int] = {}
         self.registered = False  # collection finished and the items were handed to the executor
         cache = ResponseCache(settings.cache_dir) if settings.cache_dir is not None else None
         self.model = CachedModel(self._backend, cache)
-        # Computing ahead is for a single process: an xdist worker does not know which shard it runs next.
-        overlap = "off" if is_worker(config) else settings.overlap
         self.executor = Executor(
-            self.model, settings.shard_size, Scorers(settings.scorer_specs), settings.determinism_check, overlap
+            self.model,
+            settings.shard_size,
+            Scorers(settings.scorer_specs),
+            settings.determinism_check,
+            overlap,
+            batch_done=self._checkpoint,
         )
         self._announced: set[str] = set()
-        self._runs_data: list[dict[str, Any]] = []  # the collected runs as data, made once for every ledger write
-        self._snapshot_key: tuple[Any, ...] | None = None  # what the last snapshot sent was made of
-        ledger = config.workerinput.get(LEDGER_KEY) if is_worker(config) else None  # type: ignore[attr-defined]
-        self.ledger = Path(ledger) / f"{self.name}.json" if ledger else None
-        if self.ledger is not None:
-            self.model.on_batch = self.write_ledger
-        elif (terminal := terminal_emitter(config)) is not None:  # this process owns the terminal: say what the model does
-            self.model.progress = ModelProgress(*terminal)
+        self._counts_key: tuple[Any, ...] | None = None  # what the counts were at the last item's checkpoint
+        self.model.progress = progress
 
     def _backend(self) -> Backend:
         """The backend of ``--model``: a plugin's answer first, then the registry (asked once, on first use)."""
@@ -288,18 +293,16 @@ class WorkerSide:
                 works.append(work)
                 self.selected[run.key] += 1
         self.executor.register([item.nodeid for item in items], works)
-        self._runs_data = [run.to_data() for run in self.collected()]
-        self.write_ledger()
-        if not is_worker(self.config):  # an xdist worker sends its runs with its summary instead
-            self.config.hook.pytest_holistic_runs_collected(config=self.config, runs=self._runs_data)
+        self.outbox.collected(self.collected(), final=True)
+        self._checkpoint()
 
     def _collecting(self) -> None:
         """Leave the runs collected so far where the report finds them, before a step that may hang (a server's probe).
 
         An xdist worker's ledger gets them at once; a single process sends them when it finishes (``finish``).
         """
-        self._runs_data = [run.to_data() for run in self.collected()]
-        self.write_ledger()
+        self.outbox.collected(self.collected(), final=False)
+        self._checkpoint()
 
     def collected(self) -> list[CollectedRun]:
         """Every run collection built, with how many of its items survived deselection (-k, -m, --lf)."""
@@ -332,11 +335,11 @@ class WorkerSide:
         if work is None:
             pytest.fail("the `answer` fixture only exists in tests marked @pytest.mark.holistic(scenario)", pytrace=False)
         if ITEM_PROBE not in item.stash:
-            item.stash[ITEM_PROBE] = AnswerProbe(work, self.model)
+            item.stash[ITEM_PROBE] = AnswerProbe(work, self.model, self._checkpoint)
         return item.stash[ITEM_PROBE]
 
     def attach_record(self, item: pytest.Item, report: pytest.TestReport) -> None:
-        """Put this item's record (and, first time per run, the run's header) on its report as plain data."""
+        """Send this item's record (and, first time per run, the run's header) through the outbox."""
         work = item.stash.get(ITEM_WORK, None)
         if work is None or not (report.when == "call" or (report.when == "setup" and report.failed)):
             return
@@ -349,14 +352,12 @@ class WorkerSide:
         item.user_properties.extend(properties)
         if record.counterexample is not None:
             report.sections.append(("pytest-holistic counterexample", counterexample_text(record.counterexample)))
-        # An xdist worker sends plain data; at -n 0 the reporter reads this same object and takes the record along.
-        report.holistic_record = record.to_data() if is_worker(self.config) else record.in_process()  # type: ignore[attr-defined]
-        snapshot = self.changed_snapshot()
-        if snapshot is not None:  # this process's counts so far: what the reporter keeps if the final summary never comes
-            report.holistic_worker = snapshot.to_data()  # type: ignore[attr-defined]
+        header = None
         if work.run.key not in self._announced:
             self._announced.add(work.run.key)
-            report.holistic_run = RunHeader(work.run.info, self.model.known_info).to_data()  # type: ignore[attr-defined]
+            header = RunHeader(work.run.info, self.model.known_info)
+        self.outbox.record(report, record, header)
+        self._checkpoint_if_changed()  # the test body may have asked the model itself (``holistic_model``)
 
     def record(self, item: pytest.Item, work: Work, report: pytest.TestReport) -> ItemRecord:
         answer = item.stash.get(ITEM_ANSWER, None)
@@ -392,12 +393,18 @@ class WorkerSide:
             counterexample=counterexample,
         )
 
-    def changed_snapshot(self) -> WorkerSummary | None:
-        """The summary so far, or None when nothing in it changed since the last one sent.
+    def _checkpoint(self) -> None:
+        """Tell the outbox the counts changed (after each committed batch, each probe, each collection step)."""
+        self.outbox.checkpoint(self._progress)
 
-        The reporter keeps the latest snapshot per worker, so an unchanged one adds nothing; counts change only
-        when a shard is computed or looked up, so this is one snapshot per shard rather than a copy of the
-        model's info (and a ``getrusage`` call) per item. Peak memory alone does not make a new snapshot.
+    def _progress(self) -> WorkerSummary:
+        return self.summary(final=False)
+
+    def _checkpoint_if_changed(self) -> None:
+        """After an item: a checkpoint only if something the summary reports changed since the last item's.
+
+        Counts change when a shard is computed or looked up, so this is about one checkpoint per shard rather than a
+        copy of the model's info (and a read of peak memory) per item. Peak memory alone does not make one.
         """
         model, stats = self.model, self.model.stats
         key = (
@@ -410,24 +417,20 @@ class WorkerSide:
             model.cache_problem,
             model.load_failure,
         )
-        if key == self._snapshot_key:
-            return None
-        snapshot = self.summary(final=False)
-        if snapshot is not None:
-            self._snapshot_key = key
-        return snapshot
+        if key != self._counts_key:
+            self._counts_key = key
+            self._checkpoint()
 
     # -- the end ------------------------------------------------------------------------------------
 
-    def summary(self, final: bool = True, memory: dict[str, float | None] | None = None) -> WorkerSummary | None:
-        """What this process computed; None for a plain process that did no model work (the xdist controller).
+    @property
+    def idle(self) -> bool:
+        """No holistic item and no model use: the xdist controller, or a run without holistic tests."""
+        return not (self.executor.has_work or self.model.touched)
 
-        An xdist worker always reports, idle or not, so the report lists every worker that was started.
-        The final summary also lists the runs this process collected. ``memory``: peak memory already measured,
-        so that the summary and the cache record the same figures.
-        """
-        if not (is_worker(self.config) or self.executor.has_work or self.model.touched):
-            return None
+    def summary(self, final: bool = True, memory: dict[str, float | None] | None = None) -> WorkerSummary:
+        """What this process computed. ``memory``: peak memory already measured, so that the summary and the cache
+        record the same figures."""
         stats = self.model.stats
         info = self.model.known_info
         details = info.details if info is not None and self.model.loaded else {}  # a warm worker ran on nothing
@@ -447,44 +450,17 @@ class WorkerSide:
             cache_problem=self.model.cache_problem,
             model_failure=self.model.load_failure,
             final=final,
-            runs=tuple(self.collected()) if final and is_worker(self.config) else (),
             **(memory if memory is not None else peak_memory()),
         )
 
-    def write_ledger(self) -> None:
-        """Leave this worker's runs and counts so far where the controller finds them if this process dies.
-
-        Written after collection and after every committed batch (atomically), so a worker killed mid-shard
-        or cut off by Ctrl-C still shows up in the report with counts that match what it put in the cache.
-        """
-        ledger = self.ledger
-        summary = self.summary(final=False) if ledger is not None else None
-        if ledger is None or summary is None:
-            return
-        data = summary.to_data()
-        data["runs"] = self._runs_data  # fixed once collection is done: serialised then, not at every batch
-        data["pid"] = os.getpid()  # so the controller can stop this worker when it is told to stop (SIGTERM)
-        temporary = ledger.with_name(f".{ledger.name}.tmp")
-        try:
-            temporary.write_text(json.dumps(data), encoding="utf-8")
-            os.replace(temporary, ledger)
-        except OSError:  # the ledger is a safety net; the report's other sources still work without it
-            pass
-
     def finish(self) -> None:
-        """Send this process's summary: through ``workeroutput`` on an xdist worker, else straight to the hook."""
+        """Send this process's runs, if collection was cut short (Ctrl-C) before ``register``, and its summary."""
         memory = peak_memory()
         if self.model.loaded:  # for warm runs, which replay the answers without loading the model
             self.model.remember_peak_memory(memory)
-        if not self.registered and self.runs and not is_worker(self.config):  # collection was cut short (Ctrl-C)
-            self.config.hook.pytest_holistic_runs_collected(config=self.config, runs=[r.to_data() for r in self.collected()])
-        summary = self.summary(memory=memory)
-        if summary is None:
-            return
-        if is_worker(self.config):
-            self.config.workeroutput["holistic"] = summary.to_data()  # type: ignore[attr-defined]
-        else:
-            self.config.hook.pytest_holistic_worker_finished(config=self.config, summary=summary.to_data())
+        if not self.registered:
+            self.outbox.collected(self.collected(), final=True)
+        self.outbox.finished(self.summary(memory=memory), self.idle)
 
     def cancel(self) -> None:
         """The session is ending early: requests in flight are cancelled, none is started; what was committed stays."""

@@ -100,7 +100,6 @@ class CachedModel(BatchStreaming):
         self._replayed: ModelInfo | None = None
         self._replayed_read = False
         self.stats = ModelStats()
-        self.on_batch: Callable[[], None] | None = None  # told after each computed batch is committed and counted
         self.progress: ModelProgress | None = None  # lines about loading and long streams (a process with a terminal)
         self._busy = threading.RLock()  # one request stream at a time: the executor may compute a shard ahead in a thread
         self._clock = BusyClock()  # model time: while any stream computes, counted once however many run at once
@@ -341,8 +340,6 @@ class CachedModel(BatchStreaming):
                         self.stats.counted(kind, len(done), time.perf_counter() - started)
                     answered.update(index for index, _ in batch)
                     self._commit(kind, [(keys[request], result) for request, result in done if request in keys], identity)
-                    if self.on_batch is not None:
-                        self.on_batch()
                     if self.progress is not None:
                         self.progress.advanced(len(batch))
                 yield expand(pairs)
@@ -369,8 +366,6 @@ class CachedModel(BatchStreaming):
             stored = self._disable_cache(error)
         found = {request: stored[key] for request, key in keys.items() if key in stored}
         self.stats.cache_hits += len(found)
-        if found and self.on_batch is not None:
-            self.on_batch()
         return keys, found
 
     def _commit(self, kind: str, rows: list[tuple[str, Any]], identity: ModelInfo | None) -> None:

@@ -1,8 +1,9 @@
 """The folder where xdist workers leave their ledgers, read by the controller when a worker never reports back.
 
-Each worker rewrites ``<folder>/<worker>.json`` after collection and after every committed batch: its
-summary so far, the runs it collected and its pid. A worker that is killed, or cut off by Ctrl-C before
-xdist relays its final summary, is still reported from its ledger, with counts that match the cache.
+Each worker rewrites ``<folder>/<worker>.json`` after collection and after every committed batch (its format is
+``channels``'s): its summary so far, the runs it collected and its pid. A worker that is killed, or cut off by
+Ctrl-C before xdist relays its final summary, is still reported from its ledger, with counts that match the cache.
+The folder is decided once, at configure, and given to the xdist glue (to tell the workers) and the reporter.
 """
 
 from __future__ import annotations
@@ -15,7 +16,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from ..records import WorkerSummary
+from ..channels import ledger_pid, read_ledger
+from ..records import CollectedRun, WorkerSummary
 
 
 class Ledgers:
@@ -38,22 +40,21 @@ class Ledgers:
                 continue  # a worker killed mid-write leaves no usable file
         return found
 
-    def summaries(self) -> list[WorkerSummary]:
-        """What each worker last wrote (runs collected, counts so far); damaged ledgers are left out."""
+    def summaries(self) -> list[tuple[WorkerSummary, tuple[CollectedRun, ...]]]:
+        """What each worker last wrote (counts so far, runs collected); damaged ledgers are left out."""
         found = []
         for data in self._entries():
-            data.pop("pid", None)
             try:
-                found.append(WorkerSummary.from_data(data))
+                found.append(read_ledger(data))
             except (ValueError, KeyError, TypeError):
-                continue  # from another version, or damaged: the worker's snapshots on its reports remain
+                continue  # from another version, or damaged: the worker's final summary, if it came, remains
         return found
 
     def interrupt_workers(self) -> None:
         """Send each worker Ctrl-C, so it stops now instead of finishing its shard."""
         for data in self._entries():
-            pid = data.get("pid")
-            if isinstance(pid, int) and pid != os.getpid():
+            pid = ledger_pid(data)
+            if pid is not None and pid != os.getpid():
                 try:
                     os.kill(pid, signal.SIGINT)
                 except OSError:

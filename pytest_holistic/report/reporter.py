@@ -1,8 +1,9 @@
-"""The controller's half of a run: registered only where ``not hasattr(config, "workerinput")``.
+"""The controller's half of a run: registered only on the controller (or in a plain run), chosen at configure.
 
-It collects item records as reports arrive (the same path at -n 0 and -n 8), keeps each worker's
-summary, judges the gates once the items are done (each gate a test item of its own), and hands the
-results to its writers and the terminal. Data only flows in: nothing here calls back into a worker.
+It receives what the processes send (the hooks ``channels`` lists: the same at -n 0 and -n 8), keeps each
+worker's summary, judges the gates once the items are done (each gate a test item of its own), and hands the
+results to its writers and the terminal. Data only flows in: nothing here calls back into a worker, and
+nothing outside writes into it.
 
 It also keeps the ledger that makes a partial run honest: which items were collected, which finished,
 which crashed with their worker, and why the run ended early. An interrupted or crashed run still gets
@@ -25,7 +26,7 @@ from ..errors import InternalError
 from ..gates import Gate, GateResult
 from ..models.base import ModelInfo
 from ..printable import printable
-from ..records import CollectedRun, ItemRecord, RecordData, RunHeader, WorkerSummary
+from ..records import CollectedRun, ItemRecord, RunHeader, WorkerSummary
 from ..scrubbing import scrub_text
 from .aggregate import Progress, Results, RunResults
 from .json_report import build_report
@@ -84,7 +85,9 @@ class Reporter:
         run_id: str = "",
         source: str = "local",
         comparison: ComparisonPlan | None = None,
+        ledgers: Ledgers | None = None,
     ) -> None:
+        """``ledgers``: the folder xdist workers keep their ledgers in (decided at configure, shared with the xdist glue)."""
         self.config = config
         self.model_spec = model_spec
         self.gates = tuple(gates)
@@ -97,12 +100,11 @@ class Reporter:
         self.runs: dict[str, RunResults] = {}
         self.headers: list[RunHeader] = []
         self.workers: dict[str, WorkerSummary] = {}
-        self.snapshots: dict[str, WorkerSummary] = {}
         self.collected: dict[str, CollectedRun] = {}
         self.expected: list[str] | None = None
         self.finished: set[str] = set()
         self.crashed: dict[str, str] = {}
-        self.lost_workers: dict[str, str] = {}  # xdist workers that died, and how (from the controller's node-down event)
+        self.lost_workers: dict[str, str] = {}  # xdist workers that died, and how
         self.skipped: set[str] = set()  # items pytest skipped (a skip marker, pytest.skip): never judged as results
         self.interrupted: str | None = None
         self.cut_in_collection = False  # stopped before the items were known: a run's selected count means nothing
@@ -110,22 +112,17 @@ class Reporter:
         self.gates_decided = False
         self.written: list[Path] = []
         self.ledgers: dict[str, WorkerSummary] = {}
-        self._ledgers = Ledgers()
+        self._ledgers = ledgers if ledgers is not None else Ledgers()
         self._sigterm = SigtermAsInterrupt(self._ledgers.interrupt_workers)
         self.started = _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
 
     # -- life cycle ---------------------------------------------------------------------------------
 
-    def ledger_folder(self) -> Path:
-        """Where xdist workers leave their ledgers (runs collected, counts after each batch); made on first use."""
-        return self._ledgers.folder()
-
     def _read_ledgers(self) -> None:
         """What each worker last wrote: the runs it collected and its counts, also if it never sent its summary."""
-        for worker in self._ledgers.summaries():
+        for worker, runs in self._ledgers.summaries():
             self.ledgers[worker.worker] = worker
-            for entry in worker.runs:
-                self.collected.setdefault(entry.run.key, entry)
+            self._collected(runs)
 
     def handle_sigterm(self) -> None:
         """SIGTERM ends the run like Ctrl-C (the workers are interrupted too), until the report is written."""
@@ -139,15 +136,20 @@ class Reporter:
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         """The items this run means to run (at -n 0; under xdist the controller hears it from the first worker)."""
-        self.expect([item.nodeid for item in session.items])
+        self._expect([item.nodeid for item in session.items])
 
-    def expect(self, nodeids: Sequence[str]) -> None:
+    def pytest_holistic_items_expected(self, config: pytest.Config, nodeids: list[str]) -> None:
+        self._expect(nodeids)
+
+    def _expect(self, nodeids: Sequence[str]) -> None:
         if self.expected is None:
             self.expected = list(nodeids)
 
     def pytest_holistic_runs_collected(self, config: pytest.Config, runs: list[dict[str, Any]]) -> None:
-        for data in runs:
-            entry = CollectedRun.from_data(data)
+        self._collected([CollectedRun.from_data(data) for data in runs])
+
+    def _collected(self, runs: Sequence[CollectedRun]) -> None:
+        for entry in runs:
             self.collected.setdefault(entry.run.key, entry)
 
     def pytest_runtest_logfinish(self, nodeid: str) -> None:
@@ -161,28 +163,22 @@ class Reporter:
             )
         if report.skipped and report.when in ("setup", "call"):
             self.skipped.add(report.nodeid)
-        snapshot = getattr(report, "holistic_worker", None)
-        if snapshot is not None:
-            worker = WorkerSummary.from_data(snapshot)
-            self.snapshots[worker.worker] = worker
-        header = getattr(report, "holistic_run", None)
+
+    def pytest_holistic_item_recorded(self, config: pytest.Config, record: ItemRecord, header: RunHeader | None) -> None:
         if header is not None:
-            parsed = RunHeader.from_data(header)
-            self.headers.append(parsed)
-            self.runs.setdefault(parsed.run.key, RunResults(parsed.run))
-        data = getattr(report, "holistic_record", None)
-        if data is not None:
-            record = data.record if isinstance(data, RecordData) else ItemRecord.from_data(data)  # -n 0: no second copy
-            run = self.runs.get(record.run_key)
-            if run is None:
-                raise InternalError(f"record of {record.nodeid} arrived before its run {record.run_key!r} was described")
-            run.add(record)
+            self.headers.append(header)
+            self.runs.setdefault(header.run.key, RunResults(header.run))
+        run = self.runs.get(record.run_key)
+        if run is None:
+            raise InternalError(f"record of {record.nodeid} arrived before its run {record.run_key!r} was described")
+        run.add(record)
 
     def pytest_holistic_worker_finished(self, config: pytest.Config, summary: dict[str, Any]) -> None:
         worker = WorkerSummary.from_data(summary)
         self.workers[worker.worker] = worker
-        for entry in worker.runs:
-            self.collected.setdefault(entry.run.key, entry)
+
+    def pytest_holistic_worker_lost(self, config: pytest.Config, worker: str, reason: str) -> None:
+        self.lost_workers[worker] = reason
 
     # -- gates --------------------------------------------------------------------------------------
 
@@ -291,14 +287,8 @@ class Reporter:
         return known[0] if known else None
 
     def worker_table(self) -> dict[str, WorkerSummary]:
-        """Each worker's final summary, or, for one that crashed or was cut off, its last snapshot."""
-        table = dict(self.ledgers)
-        for name, snapshot in self.snapshots.items():  # the later of the two: a ledger is written after each batch
-            ledger = table.get(name)
-            if ledger is None or snapshot.requests_computed + snapshot.cache_hits >= ledger.requests_computed + ledger.cache_hits:
-                table[name] = snapshot
-        table.update(self.workers)
-        return table
+        """Each worker's final summary, or, for one that crashed or was cut off, what its ledger last said."""
+        return {**self.ledgers, **self.workers}
 
     def _never_ran(self) -> int:
         return sum(1 for nodeid in self.expected or [] if nodeid not in self.finished and nodeid not in self.crashed)

@@ -1,4 +1,4 @@
-"""What each item costs the plugin: no fixture on plain tests, lean records, one worker snapshot per shard."""
+"""What each item costs the plugin: no fixture on plain tests, lean records, the process's counts sent once."""
 
 from __future__ import annotations
 
@@ -91,31 +91,31 @@ def test_an_item_that_asks_only_for_its_instance_is_answered_in_setup(suite: pyt
     assert records["p00"]["completion"]["text"] == "fine" and records["p00"]["scores"] == {"exact_match": 1.0}
 
 
-def test_records_are_lean_and_worker_snapshots_come_once_per_shard(suite: pytest.Pytester, read_report) -> None:
+def test_records_are_lean_and_the_counts_travel_once(suite: pytest.Pytester, read_report) -> None:
     args = ("--model", "poison", "-p", "no:cacheprovider", "--holistic-shard-size", "4")
     for temperature in ("cold", "warm"):
         suite.runpytest_subprocess(*args, timeout=300).assert_outcomes(passed=12, errors=1)
         seen = [row for row in _seen(suite) if "::test_prompts[" in row["nodeid"]]
         assert len(seen) == 12 and sum(row["record_keys"] is not None for row in seen) == 12
         assert sum(row["run"] for row in seen) == 1  # the run's description travels once, not with every record
-        assert {row["record_type"] for row in seen} == {"RecordData"}  # -n 0: the reporter takes the record as it is
+        assert {row["record_type"] for row in seen} == {"dict"}  # plain data for other plugins (report-log)
         for row in seen:
             assert "model" not in row["record_keys"] and "adapter" not in row["record_keys"]
-        snapshots = [row["worker"] for row in seen if row["worker"] is not None]
-        assert len(snapshots) == 3, temperature  # one per shard of 4, when the counts changed; not one per item
-        assert snapshots[-1]["cache_hits"] + snapshots[-1]["generation_requests"] >= 11
+        assert all(row["worker"] is None for row in seen)  # no copy of the process's counts rides on a report
         workers = read_report(suite.path, "poison")["workers"]
+        assert set(workers) == {"main"} and workers["main"]["final"]
         computed, hits = workers["main"]["generation_requests"], workers["main"]["cache_hits"]
         # Warm, the poisoned shard is asked again in halves, and each asking finds its healthy items in the cache.
         assert (computed, hits) == (11, 0) if temperature == "cold" else (computed == 0 and hits >= 11)
-        assert snapshots[-1]["generation_requests"] == computed
 
 
 def test_records_reach_the_controller_as_plain_data_under_xdist(suite: pytest.Pytester, read_report) -> None:
     args = ("--model", "poison", "-p", "no:cacheprovider", "-n", "2", "--holistic-shard-size", "4")
     suite.runpytest_subprocess(*args, timeout=300).assert_outcomes(passed=12, errors=1)
     seen = [row for row in _seen(suite) if "::test_prompts[" in row["nodeid"]]
-    assert {row["record_type"] for row in seen} == {"dict"}
+    assert {row["record_type"] for row in seen} == {"dict"} and all(row["worker"] is None for row in seen)
     report = read_report(suite.path, "poison")
     assert report["complete"] and sum(len(run["instances"]) for run in report["runs"]) == 12
+    assert set(report["workers"]) == {"gw0", "gw1"} and all(worker["final"] for worker in report["workers"].values())
+    assert sum(worker["generation_requests"] for worker in report["workers"].values()) == 11
     assert sum(worker["generation_requests"] + worker["cache_hits"] for worker in report["workers"].values()) == 11

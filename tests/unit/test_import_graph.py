@@ -11,7 +11,7 @@ import ast
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[2] / "pytest_holistic"
-WORKER_SIDE = ("pytest_holistic.worker", "pytest_holistic.runspec", "pytest_holistic.execution")
+WORKER_SIDE = ("pytest_holistic.worker", "pytest_holistic.runspec", "pytest_holistic.execution", "pytest_holistic.channels")
 """Modules every process runs (an xdist worker included), which must not need ``pytest_holistic.report``."""
 
 

@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import copy
 import dataclasses
 import hashlib
 import json
 import math
-import pickle
 
 import pytest
 
@@ -149,11 +147,3 @@ def test_finite_writes_null_for_nan_and_infinity_without_touching_the_input() ->
     assert math.isnan(record["scores"]["x"])  # the record's shared data is copied, never changed
     with pytest.raises(ValueError):
         render({"v": math.nan})  # what the writer refuses, _finite is there to prevent
-
-
-def test_in_process_data_is_the_record_data_and_carries_the_record() -> None:
-    record = _record()
-    data = record.in_process()
-    assert data == record.to_data() and data.record is record
-    assert json.loads(json.dumps(data)) == record.to_data()  # what report-log and other serialisers see
-    assert type(copy.deepcopy(data)) is dict and type(pickle.loads(pickle.dumps(data))) is dict  # the record stays here

@@ -19,6 +19,7 @@ from pytest_holistic.models.base import (
     collect,
     outcomes,
 )
+from pytest_holistic.models.cache import ResponseCache
 from pytest_holistic.models.cached import CachedModel
 from pytest_holistic.models.registry import BuiltModel
 
@@ -129,3 +130,25 @@ def test_cancelling_the_cached_model_cancels_the_loaded_one_and_stops_its_stream
     assert inner.cancelled == 1
     with pytest.raises(Cancelled):
         next(stream)
+
+
+class Upper(Cancellable):
+    info = ModelInfo("upper", "test", "v1")  # a revision: its answers may be cached
+
+
+def test_the_executor_is_told_after_each_batch_once_the_model_has_committed_and_counted_it(tmp_path) -> None:
+    """What a worker's ledger relies on: at each notice, the counts so far match what the cache holds."""
+    cache = ResponseCache(tmp_path)
+    cached = CachedModel(lambda: BuiltModel(Upper()), cache)
+    seen: list[tuple[int, int, int]] = []
+
+    def batch_done() -> None:
+        seen.append((cached.stats.generation_requests, cached.stats.cache_hits, cache.count()))
+
+    wanted = {f"item{k}": (GenerationRequest(f"p{k}"),) for k in range(3)}
+    results, _ = _ask(cached.generate_batches, wanted, batch_done)
+    assert seen == [(1, 0, 1), (2, 0, 2), (3, 0, 3)] and len(results) == 3
+    seen.clear()
+    _ask(cached.generate_batches, wanted | {"item3": (GenerationRequest("p3"),)}, batch_done)
+    assert seen == [(3, 3, 3), (4, 3, 4)]  # the cache's answers arrive as one batch, then the one computed
+    cache.close()
