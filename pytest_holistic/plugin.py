@@ -2,37 +2,29 @@
 
 Every process has a ``WorkerSide`` (items, the cached model, records); only the controller (or a plain
 run) has a ``Reporter`` (aggregation, gates, writers), as pytest's own junitxml does it. The role is decided
-once, in ``pytest_configure``, and with it the outbox a process sends through (``channels``). Importing this
-module must stay cheap: torch, transformers and datasets load only when a model or a hub dataset is
-actually needed.
+once, in ``pytest_configure`` (``configure.py``), and with it the outbox a process sends through (``channels``).
+pytest imports this module in every run of every project where the plugin is installed, so it imports almost
+nothing: what a session needs loads when the session is configured, and torch, transformers and datasets
+only when a model or a hub dataset is actually needed.
 """
 
 from __future__ import annotations
 
 from collections.abc import Generator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from ._roles import is_worker
-from .answers import AnswerProbe
-from .channels import InProcess, XdistWorker
 from .errors import UserError
-from .extensions import PLUGIN_NAME, Extensions, session_extensions
-from .gates import check_metric_name
-from .models import cache as response_cache
-from .models.cached import CachedModel
-from .plans import Completion
 from .printable import printable
-from .progress import ModelProgress, terminal_emitter
-from .report.json_report import JsonWriter, new_run_id
-from .report.ledger import Ledgers
-from .report.outputs import Writer
-from .report.regression import ComparisonPlan, comparison_plan
-from .report.reporter import REPORTER, Reporter
-from .settings import Settings, add_options, check_device, check_writable
-from .worker import ITEM_SCORES, ITEM_WORK, WORKER_SIDE, Recorder, WorkerSide, gate_metric_names, prepare_worker
+
+if TYPE_CHECKING:
+    from .answers import AnswerProbe
+    from .extensions import Extensions
+    from .models.cached import CachedModel
+    from .plans import Completion
+    from .worker import Recorder, WorkerSide
 
 MARKER_HELP = "holistic(scenario, adapter=..., metrics=..., gates=...): evaluate a model on every instance of the scenario"
 SELECTION_MARKERS = {
@@ -59,6 +51,9 @@ def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
 
 
 def pytest_addoption(parser: pytest.Parser, pluginmanager: pytest.PytestPluginManager) -> None:
+    from .extensions import PLUGIN_NAME, Extensions
+    from .settings import add_options
+
     add_options(parser)
     extensions = Extensions(parser)
     pluginmanager.register(extensions, PLUGIN_NAME)
@@ -83,84 +78,20 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", MARKER_HELP)
     for name, meaning in SELECTION_MARKERS.items():
         config.addinivalue_line("markers", f"{name}: {meaning}")
-    controller = not is_worker(config)
-    try:
-        settings = Settings.from_config(config, session_extensions(config))
-        for gate in settings.gates:
-            check_metric_name(gate, gate_metric_names(settings.scored), f"from the {gate.origin}")
-        if controller and not config.option.collectonly:
-            check_writable(settings.report_dir)
-            check_device(settings.model_options.device)
-        plan = comparison_plan(settings.baseline, settings.fail_on_regression) if controller else None  # the baseline, read and checked before any model work
-    except UserError as error:
-        raise pytest.UsageError(printable(f"pytest-holistic: {error}")) from None
-    if not controller:
-        prepare_worker(config, settings)
-        # A worker never computes ahead (it does not know which shard it runs next) and its lines never reach the terminal.
-        config.stash[WORKER_SIDE] = WorkerSide(config, settings, XdistWorker(config))
-        return
-    if settings.cache_dir is not None and getattr(config.option, "cacheclear", False):
-        problem = response_cache.clear(settings.cache_dir)
-        if problem:
-            config.issue_config_time_warning(pytest.PytestConfigWarning(f"pytest-holistic: {problem}"), stacklevel=2)
-    terminal = terminal_emitter(config)  # this process owns the terminal: say what the model does
-    progress = ModelProgress(*terminal) if terminal is not None else None
-    config.stash[WORKER_SIDE] = WorkerSide(config, settings, InProcess(config), settings.overlap, progress)
-    _configure_reporter(config, settings, plan)
+    from .configure import configure
 
-
-def _configure_reporter(config: pytest.Config, settings: Settings, plan: ComparisonPlan | None) -> None:
-    """The controller's reporter and, with xdist, its glue; both are given the one folder of worker ledgers."""
-    run_id = new_run_id()
-    from .report.html_report import HtmlWriter  # the page's styles and script load on the controller only
-    from .scrubbing import scrub_text
-
-    shown = scrub_text(settings.model)  # a spec with a URL's password or a key in it is never written or printed
-    writers: list[Writer] = [
-        JsonWriter(settings.report_dir, shown, run_id),
-        HtmlWriter(settings.report_dir, shown, run_id),
-    ]
-    if settings.junit is not None:
-        from .report.junit import JunitWriter  # ElementTree loads only when a JUnit file is asked for
-
-        writers.append(JunitWriter(settings.junit))
-    ledgers = Ledgers()
-    reporter = Reporter(
-        config,
-        shown,
-        settings.gates,
-        writers,
-        strict_gates=settings.strict_gates,
-        run_id=run_id,
-        source=settings.source,
-        comparison=plan,
-        ledgers=ledgers,
-    )
-    config.stash[REPORTER] = reporter
-    reporter.handle_sigterm()
-    config.pluginmanager.register(reporter, "holistic-reporter")
-    if config.pluginmanager.hasplugin("xdist"):
-        from ._xdist import XdistController
-
-        config.pluginmanager.register(XdistController(config, settings.shard_size, ledgers.folder), "holistic-xdist")
+    configure(config)
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
-    reporter = config.stash.get(REPORTER, None)
-    if reporter is not None:
-        del config.stash[REPORTER]
-        reporter.close()
-        config.pluginmanager.unregister(reporter)
-        xdist = config.pluginmanager.get_plugin("holistic-xdist")
-        if xdist is not None:
-            config.pluginmanager.unregister(xdist)
-    worker = config.stash.get(WORKER_SIDE, None)
-    if worker is not None:
-        del config.stash[WORKER_SIDE]
-        worker.close()
+    from .configure import unconfigure
+
+    unconfigure(config)
 
 
 def _worker(config: pytest.Config) -> WorkerSide:
+    from .worker import WORKER_SIDE
+
     return config.stash[WORKER_SIDE]
 
 
@@ -226,6 +157,8 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
     session, holistic or not (about 0.1 ms each, a ``request`` object and a finalizer); this costs a stash lookup.
     Under ``--setup-plan`` nothing is set up, so nothing is computed either (as no fixture would have been).
     """
+    from .worker import ITEM_WORK
+
     if ITEM_WORK in item.stash and not getattr(item.config.option, "setupplan", False):
         _worker(item.config).answer(item)
 
@@ -233,6 +166,8 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
 @pytest.fixture
 def record(request: pytest.FixtureRequest) -> Recorder:
     """Record per-instance scores; they appear in the summary table, gates and report.json."""
+    from .worker import ITEM_SCORES, Recorder
+
     return Recorder(request.node.stash.setdefault(ITEM_SCORES, {}))
 
 

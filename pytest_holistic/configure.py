@@ -1,0 +1,109 @@
+"""Configuring a session: the role decided once, the settings read, each process's worker side and outbox, and on
+the controller the reporter, its writers and the xdist glue.
+
+Loaded by ``plugin.pytest_configure``, not when pytest imports the plugin: pytest imports every installed plugin
+in every run, so the plugin module itself stays small and this one (and all it imports) loads when a session
+is configured.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from ._roles import is_worker
+from .channels import InProcess, XdistWorker
+from .errors import UserError
+from .extensions import session_extensions
+from .gates import check_metric_name
+from .models import cache as response_cache
+from .printable import printable
+from .progress import ModelProgress, terminal_emitter
+from .report.json_report import JsonWriter, new_run_id
+from .report.ledger import Ledgers
+from .report.outputs import Writer
+from .report.regression import ComparisonPlan, comparison_plan
+from .report.reporter import REPORTER, Reporter
+from .settings import Settings, check_device, check_writable
+from .worker import WORKER_SIDE, WorkerSide, gate_metric_names, prepare_worker
+
+
+def configure(config: pytest.Config) -> None:
+    """Read the settings (a bad one is a usage error, before any model work) and give this process its parts."""
+    controller = not is_worker(config)
+    try:
+        settings = Settings.from_config(config, session_extensions(config))
+        for gate in settings.gates:
+            check_metric_name(gate, gate_metric_names(settings.scored), f"from the {gate.origin}")
+        if controller and not config.option.collectonly:
+            check_writable(settings.report_dir)
+            check_device(settings.model_options.device)
+        plan = (
+            comparison_plan(settings.baseline, settings.fail_on_regression) if controller else None
+        )  # the baseline, read and checked before any model work
+    except UserError as error:
+        raise pytest.UsageError(printable(f"pytest-holistic: {error}")) from None
+    if not controller:
+        prepare_worker(config, settings)
+        # A worker never computes ahead (it does not know which shard it runs next) and its lines never reach the terminal.
+        config.stash[WORKER_SIDE] = WorkerSide(config, settings, XdistWorker(config))
+        return
+    if settings.cache_dir is not None and getattr(config.option, "cacheclear", False):
+        problem = response_cache.clear(settings.cache_dir)
+        if problem:
+            config.issue_config_time_warning(pytest.PytestConfigWarning(f"pytest-holistic: {problem}"), stacklevel=2)
+    terminal = terminal_emitter(config)  # this process owns the terminal: say what the model does
+    progress = ModelProgress(*terminal) if terminal is not None else None
+    config.stash[WORKER_SIDE] = WorkerSide(config, settings, InProcess(config), settings.overlap, progress)
+    _configure_reporter(config, settings, plan)
+
+
+def _configure_reporter(config: pytest.Config, settings: Settings, plan: ComparisonPlan | None) -> None:
+    """The controller's reporter and, with xdist, its glue; both are given the one folder of worker ledgers."""
+    run_id = new_run_id()
+    from .report.html_report import HtmlWriter  # the page's styles and script load on the controller only
+    from .scrubbing import scrub_text
+
+    shown = scrub_text(settings.model)  # a spec with a URL's password or a key in it is never written or printed
+    writers: list[Writer] = [
+        JsonWriter(settings.report_dir, shown, run_id),
+        HtmlWriter(settings.report_dir, shown, run_id),
+    ]
+    if settings.junit is not None:
+        from .report.junit import JunitWriter  # ElementTree loads only when a JUnit file is asked for
+
+        writers.append(JunitWriter(settings.junit))
+    ledgers = Ledgers()
+    reporter = Reporter(
+        config,
+        shown,
+        settings.gates,
+        writers,
+        strict_gates=settings.strict_gates,
+        run_id=run_id,
+        source=settings.source,
+        comparison=plan,
+        ledgers=ledgers,
+    )
+    config.stash[REPORTER] = reporter
+    reporter.handle_sigterm()
+    config.pluginmanager.register(reporter, "holistic-reporter")
+    if config.pluginmanager.hasplugin("xdist"):
+        from ._xdist import XdistController
+
+        config.pluginmanager.register(XdistController(config, settings.shard_size, ledgers.folder), "holistic-xdist")
+
+
+def unconfigure(config: pytest.Config) -> None:
+    """Close the reporter (and unregister it and the xdist glue), then the worker side and its model."""
+    reporter = config.stash.get(REPORTER, None)
+    if reporter is not None:
+        del config.stash[REPORTER]
+        reporter.close()
+        config.pluginmanager.unregister(reporter)
+        xdist = config.pluginmanager.get_plugin("holistic-xdist")
+        if xdist is not None:
+            config.pluginmanager.unregister(xdist)
+    worker = config.stash.get(WORKER_SIDE, None)
+    if worker is not None:
+        del config.stash[WORKER_SIDE]
+        worker.close()
