@@ -67,7 +67,7 @@ RUNS = [CollectedRun(_info(), 4, 3), CollectedRun(_info("t.py::test_r"), 2, 0)]
 
 
 def test_the_role_is_read_in_one_place() -> None:
-    """``is_worker`` is called only by ``pytest_configure``, and only ``_roles`` looks for ``workerinput`` to decide."""
+    """``is_worker`` is called only by ``configure.configure`` (from ``pytest_configure``), and only ``_roles`` looks for ``workerinput`` to decide."""
     calls: list[tuple[str, str]] = []
     probes: list[str] = []
     for path in sorted(PACKAGE.rglob("*.py")):
@@ -84,7 +84,7 @@ def test_the_role_is_read_in_one_place() -> None:
                     and any(isinstance(arg, ast.Constant) and arg.value == "workerinput" for arg in node.args)
                 ):
                     probes.append(path.name)
-    assert calls == [("plugin.py", "pytest_configure")]
+    assert calls == [("configure.py", "configure")]
     assert probes == ["_roles.py"]
 
 
