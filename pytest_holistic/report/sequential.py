@@ -1,0 +1,150 @@
+"""The controller's side of deciding gates early: each run's records fed to one confidence sequence per gate, in the
+scenario's seeded order, whatever order they arrive in.
+
+A gate can stop its run early only when its number is a mean of per-instance values with known bounds: a per-item
+metric over the originals (``exact_match >= 0.6``) or a family's worst case per instance over the original and the
+family's variants (``robustness.exact_match >= 0.5``, seeds digest §2.3). Population metrics (ECE, bias), gates on an
+interval end (``.lower``, ``.worst``: they depend on the final n), ``abs(...)`` gates and one perturbation's numbers
+(over the instances it changed, which are not known ahead) cannot, and a run with such a gate runs in full.
+
+Records are held back until every record of the next instance in the seeded order is in (its original and each
+variant of the family that was not dropped as identical), so the sequence sees the same values in the same order at
+``-n 0`` and ``-n 4``: arrival order under xdist depends on timing, and timing can depend on the answer. The sequence
+is the without-replacement one over the run's N selected instances (``metrics.confidence_sequence``), so its target
+is the mean the full run would report. Not wired into the run yet: the next step feeds it from the reporter and
+tells workers through a table beside the response cache.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from .. import metrics as registry
+from ..gates import Gate
+from ..metrics.base import Direction
+from ..metrics.confidence_sequence import ConfidenceSequence, Decision, Interval
+from ..perturbations import naming
+from ..records import ItemRecord, RunInfo
+from .perturbed import labels_of, worst
+
+STOPPABLE_FAMILIES = ("robustness", "fairness")
+"""Families whose worst case counts every instance (one whose variants were all dropped keeps its own score)."""
+
+
+@dataclass(frozen=True)
+class SequentialGate:
+    """A gate in the form a sequence can decide: the per-instance metric, its bounds and direction, and the variant
+    labels its worst case is taken over (none: the original's score)."""
+
+    gate: Gate
+    metric: str
+    low: float
+    high: float
+    direction: Direction
+    optimum: float | None
+    labels: tuple[str, ...]
+
+
+def sequential_form(gate: Gate, info: RunInfo) -> SequentialGate | str:
+    """The gate as a sequence decides it on this run, or why it cannot stop the run early (one line)."""
+    if gate.bound != "mean" or gate.target is not None:
+        return f"gate {gate.expression}: a gate on an interval end or a distance depends on the final n"
+    parsed = naming.parse(gate.metric)
+    base = gate.metric
+    labels: tuple[str, ...] = ()
+    if parsed is not None:
+        if parsed.prefix not in STOPPABLE_FAMILIES or parsed.statistic != "worst" or parsed.base is None:
+            return f"gate {gate.expression}: only a family's worst case ({', '.join(STOPPABLE_FAMILIES)}) can stop early"
+        base = parsed.base
+        labels = tuple(label for d in info.perturbations if str(d["family"]) == parsed.prefix for label in labels_of(d))
+        if not labels:
+            return f"gate {gate.expression}: the run has no {parsed.prefix} variants"
+    found = registry.BUILTIN.get(base)
+    if found is None:
+        kind = "a population metric" if base in registry.POPULATION else "not a per-instance metric of known bounds"
+        return f"gate {gate.expression}: {base!r} is {kind}"
+    low, high = found.bounds
+    if not (math.isfinite(low) and math.isfinite(high)):
+        return f"gate {gate.expression}: {base!r} has no finite bounds"
+    return SequentialGate(gate, base, low, high, found.direction, found.optimum, labels)
+
+
+@dataclass(frozen=True)
+class Settled:
+    """Where a run was stopped: after ``n`` of ``population`` instances, each gate's decision and interval."""
+
+    n: int
+    population: int
+    decisions: Mapping[str, tuple[Decision, Interval]]
+
+    def message(self, expression: str) -> str:
+        decision, (low, high) = self.decisions[expression]
+        return f"gate `{expression}` {decision}: [{low:.2f}, {high:.2f}] after {self.n} of {self.population} items"
+
+
+class RunSequences:
+    """One run's sequences, fed in the run's seeded instance order; ``settled`` once every gate is decided."""
+
+    def __init__(self, info: RunInfo, gates: Sequence[Gate], order: Sequence[str], level: float = 0.95) -> None:
+        self.order = tuple(order)
+        forms = [sequential_form(gate, info) for gate in gates]
+        self.reasons = tuple(form for form in forms if isinstance(form, str))
+        self.gates = {form.gate.expression: form for form in forms if isinstance(form, SequentialGate)}
+        population = len(self.order)
+        self.sequences = {
+            expression: ConfidenceSequence(form.low, form.high, level, population) for expression, form in self.gates.items()
+        }
+        self._unchanged: dict[str, set[str]] = defaultdict(set)
+        for label, ids in info.unchanged.items():
+            for instance_id in ids:
+                self._unchanged[instance_id].add(label)
+        self._waiting: dict[str, dict[str | None, ItemRecord]] = defaultdict(dict)
+        self._next = 0
+        self.settled: Settled | None = None
+        self.broken: str | None = None  # why the run can no longer stop early (an item without a score)
+
+    @property
+    def can_stop(self) -> bool:
+        return bool(self.gates) and not self.reasons and self.broken is None
+
+    def add(self, record: ItemRecord) -> Settled | None:
+        """Take one record (any order); feed every instance now complete at the head of the order. The settlement,
+        once every gate is decided; later records change nothing."""
+        self._waiting[record.instance.id][record.perturbation] = record
+        while self.can_stop and self.settled is None and self._next < len(self.order):
+            instance_id = self.order[self._next]
+            values = self._values(instance_id)
+            if values is None:
+                break
+            self._next += 1
+            self._waiting.pop(instance_id, None)
+            decisions: dict[str, tuple[Decision, Interval]] = {}
+            for expression, sequence in self.sequences.items():
+                sequence.update(values[expression])
+                gate = self.gates[expression].gate
+                decisions[expression] = (sequence.decide(gate.op, gate.threshold), sequence.interval)
+            if all(decision != "undecided" for decision, _ in decisions.values()):
+                self.settled = Settled(self._next, len(self.order), decisions)
+        return self.settled
+
+    def _values(self, instance_id: str) -> dict[str, float] | None:
+        """Each gate's per-instance value, or None while a record of the instance is still out."""
+        arrived = self._waiting.get(instance_id, {})
+        original = arrived.get(None)
+        if original is None:
+            return None
+        values: dict[str, float] = {}
+        for expression, form in self.gates.items():
+            missing = [label for label in form.labels if label not in arrived and label not in self._unchanged[instance_id]]
+            if missing:
+                return None
+            scored = [original, *(arrived[label] for label in form.labels if label in arrived)]
+            found = [record.scores.get(form.metric, math.nan) for record in scored]
+            if any(math.isnan(value) for value in found):
+                self.broken = f"instance {instance_id!r} has no {form.metric} score, so the run cannot stop early"
+                return None
+            values[expression] = worst(found, form.direction, form.optimum)
+        return values
