@@ -57,6 +57,12 @@ def _completion_from_data(data: Mapping[str, Any], prompt: str) -> Completion:
     return Completion(**values)
 
 
+def number_text(value: float) -> str | None:
+    """A score as exact text (``repr``) for XML properties, or None when it is undefined (NaN) or infinite: JUnit
+    readers parse a property's value as a number, and ``nan`` is not one, so such a value is left out."""
+    return repr(float(value)) if math.isfinite(value) else None
+
+
 @dataclass(frozen=True, slots=True)
 class ItemRecord:
     """What one item produced: its instance, the model's answer, every score, the outcome and where it ran.

@@ -36,7 +36,7 @@ from .models.cached import CachedModel
 from .models.registry import Backend
 from .printable import printable
 from .progress import ModelProgress
-from .records import CollectedRun, ItemRecord, Outcome, RunHeader, WorkerSummary
+from .records import CollectedRun, ItemRecord, Outcome, RunHeader, WorkerSummary, number_text
 from .runspec import RunSpec, build_run, item_id
 from .scrubbing import scrub_text
 from .settings import Settings
@@ -132,17 +132,13 @@ def _short(value: object) -> str:
     return shown if len(shown) <= 60 else shown[:57] + "..."
 
 
-def _property_value(value: float) -> str:
-    """A score as text: exact (``repr``) when finite, and ``nan``/``inf`` as words JSON and XML both carry."""
-    return repr(value) if math.isfinite(value) else str(value)
-
-
 def score_properties(scenario: str, record: ItemRecord) -> list[tuple[str, str]]:
     """The item's identity and scores as ``user_properties``, so pytest's ``--junitxml`` (and report-log) carry them."""
     properties = [(f"{PROPERTY_PREFIX}scenario", scenario), (f"{PROPERTY_PREFIX}instance", record.instance_id)]
     if record.perturbation is not None:
         properties.append((f"{PROPERTY_PREFIX}perturbation", record.perturbation))
-    properties += [(f"{PROPERTY_PREFIX}{name}", _property_value(record.scores[name])) for name in sorted(record.scores)]
+    scores = ((name, number_text(record.scores[name])) for name in sorted(record.scores))
+    properties += [(f"{PROPERTY_PREFIX}{name}", text) for name, text in scores if text is not None]  # undefined: left out
     return properties
 
 

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from ..gates import GateResult
-from ..records import CollectedRun, ItemRecord
+from ..records import CollectedRun, ItemRecord, number_text
 from ..scrubbing import scrub_text
 from .aggregate import MetricResult, Results, RunResults
 from .files import write_atomic
@@ -37,8 +37,6 @@ def clean(text: object) -> str:
     return _ILLEGAL.sub(lambda match: match.group().encode("unicode_escape", "backslashreplace").decode("ascii"), str(text))
 
 
-def _number(value: float) -> str:
-    return repr(float(value)) if math.isfinite(value) else str(float(value))
 
 
 def _seconds(value: float) -> str:
@@ -74,12 +72,9 @@ def _properties(parent: ET.Element, properties: Iterable[tuple[str, str]]) -> No
 def _metric_properties(results: Mapping[str, MetricResult]) -> list[tuple[str, str]]:
     properties = []
     for name, result in sorted(results.items()):
-        properties += [
-            (name, _number(result.value)),
-            (f"{name}.ci95_low", _number(result.low)),
-            (f"{name}.ci95_high", _number(result.high)),
-            (f"{name}.n", str(result.n)),
-        ]
+        numbers = [(name, result.value), (f"{name}.ci95_low", result.low), (f"{name}.ci95_high", result.high)]
+        properties += [(key, text) for key, value in numbers if (text := number_text(value)) is not None]  # undefined: left out
+        properties.append((f"{name}.n", str(result.n)))
     return properties
 
 
@@ -92,7 +87,7 @@ def _item_output(scenario: str, record: ItemRecord) -> str:
     lines = [f"scenario: {scenario}", f"instance: {record.instance_id}"]
     if record.perturbation is not None:
         lines.append(f"perturbation: {record.perturbation}")
-    lines += [f"{name}: {_number(record.scores[name])}" for name in sorted(record.scores)]
+    lines += [f"{name}: {number_text(record.scores[name]) or 'undefined'}" for name in sorted(record.scores)]
     if record.completion is not None:
         lines.append(f"completion: {json.dumps(record.completion.text, ensure_ascii=False)}")
     return "\n".join(lines) + "\n"

@@ -26,7 +26,7 @@ from ..errors import InternalError
 from ..gates import Gate, GateResult
 from ..models.base import ModelInfo
 from ..printable import printable
-from ..records import CollectedRun, ItemRecord, RunHeader, WorkerSummary
+from ..records import CollectedRun, ItemRecord, RunHeader, WorkerSummary, number_text
 from ..scrubbing import scrub_text
 from .aggregate import Progress, Results, RunResults
 from .json_report import build_report
@@ -252,7 +252,8 @@ class Reporter:
 
     def _emit_gate(self, verdict: Verdict) -> None:
         result = verdict.result
-        properties = [("gate", result.gate.expression), ("observed", result.observed), ("n", result.n)]
+        observed = number_text(result.observed)  # a gate not judged observed nothing: left out, never "nan"
+        properties = [("gate", result.gate.expression), *([("observed", observed)] if observed is not None else []), ("n", result.n)]
         status = result.status.replace("not_evaluated", "skipped")
         self._emit_item(verdict.nodeid, "holistic_gate", status, result.message, properties)
 

@@ -234,6 +234,8 @@ def test_both_junit_files_validate_and_carry_the_scores(
     records = {record["nodeid"].split("::")[-1]: record for record in report["runs"][0]["instances"]}
     _check_pytest_junitxml(pytester.path / "pytest.xml", junit_schema, records)
     _check_holistic_junit(pytester.path / "ci" / "holistic.xml", junit_schema, report)
+    for path in (pytester.path / "pytest.xml", pytester.path / "ci" / "holistic.xml"):  # undefined numbers are left out
+        assert 'value="nan"' not in path.read_text(encoding="utf-8").lower()
     result.stdout.fnmatch_lines([f"report: {pytester.path / 'ci' / 'holistic.xml'}"])
 
 
@@ -261,6 +263,38 @@ def test_an_empty_path_or_a_folder_is_refused_before_any_work(pytester: pytest.P
     result = pytester.runpytest("--model", "scripted:rules.json", "--holistic-junit", given)
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines([f"*pytest-holistic: {problem}*"])
+
+
+def test_an_undefined_number_is_left_out_never_written_as_nan() -> None:
+    from pytest_holistic.report.aggregate import MetricResult
+    from pytest_holistic.report.junit import _metric_properties
+
+    nan = float("nan")
+    undefined = MetricResult("bias", "bias", "population", nan, nan, nan, 12, "lower")
+    defined = MetricResult("exact_match", "accuracy", "instance", 0.5, 0.25, 0.75, 4, "higher")
+    assert _metric_properties({"bias": undefined, "exact_match": defined}) == [
+        ("bias.n", "12"),
+        ("exact_match", "0.5"),
+        ("exact_match.ci95_low", "0.25"),
+        ("exact_match.ci95_high", "0.75"),
+        ("exact_match.n", "4"),
+    ]
+
+
+def test_an_undefined_item_score_is_left_out_of_the_user_properties() -> None:
+    from pytest_holistic.plans import Completion
+    from pytest_holistic.records import ItemRecord
+    from pytest_holistic.scenarios.instance import Instance
+    from pytest_holistic.worker import score_properties
+
+    instance = Instance("a", "input", ("gold",))
+    scores = {"exact_match": 1.0, "bias": float("nan")}
+    record = ItemRecord("t.py::test[a]", "t.py::test", instance, None, "p", Completion(text="gold", prompt="p", gold=("gold",)), scores, "passed", "main")
+    assert score_properties("s", record) == [
+        ("holistic.scenario", "s"),
+        ("holistic.instance", "a"),
+        ("holistic.exact_match", "1.0"),
+    ]
 
 
 def test_text_is_made_safe_for_xml_and_node_ids_split_like_pytest() -> None:
