@@ -83,6 +83,7 @@ def _configure_reporter(config: pytest.Config, settings: Settings, plan: Compari
         source=settings.source,
         comparison=plan,
         ledgers=ledgers,
+        scored=settings.scored,
     )
     config.stash[REPORTER] = reporter
     reporter.handle_sigterm()

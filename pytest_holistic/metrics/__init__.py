@@ -159,6 +159,20 @@ def find(name: str) -> MetricInfo | None:
     return BUILTIN.get(name) or POPULATION.get(name) or (scored.info if scored is not None else None)
 
 
+def finder(scored: Mapping[str, ScoredMetric]) -> Callable[[str], MetricInfo | None]:
+    """:func:`find` that also knows a session's registered model-scored metrics (a plugin's or a conftest's), so the
+    report gives such a metric the direction, bounds and family it declared."""
+
+    def find_in_session(name: str) -> MetricInfo | None:
+        found = find(name)
+        if found is not None:
+            return found
+        registered = scored.get(name)
+        return registered.info if registered is not None else None
+
+    return find_in_session
+
+
 def known_names() -> list[str]:
     """Every registered metric name, sorted (for error messages)."""
     return sorted({*BUILTIN, *POPULATION, *SCORED})

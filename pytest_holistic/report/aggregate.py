@@ -31,6 +31,7 @@ import math
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from functools import partial
 from typing import Any, Literal
 
 from .. import metrics as registry
@@ -242,8 +243,18 @@ def _within_unit(info: MetricInfo | None) -> bool:
     return info is None or (info.bounds[0] >= 0.0 and info.bounds[1] <= 1.0)
 
 
+MetricLookup = Callable[[str], MetricInfo | None]
+"""A metric's registered description by name: the built-ins, and in a session also its registered scored metrics."""
+
+
 def summarise(
-    name: str, family: Family, kind: str, direction: Direction, optimum: float | None, values: Sequence[float]
+    name: str,
+    family: Family,
+    kind: str,
+    direction: Direction,
+    optimum: float | None,
+    values: Sequence[float],
+    find: MetricLookup = registry.find,
 ) -> MetricResult:
     """The mean of per-instance values with its interval (see :data:`SMALL_BINARY_N`), standard error and extremes.
 
@@ -252,11 +263,13 @@ def summarise(
     """
     parsed = parse_derived(name)
     base = parsed.base if parsed is not None else name
-    proportion = kind != "wer" and _within_unit(registry.find(base) if base is not None else None)
+    proportion = kind != "wer" and _within_unit(find(base) if base is not None else None)
     return _mean_result(name, family, kind, direction, optimum, list(values), proportion=proportion)
 
 
-def metric_results(records: Sequence[ItemRecord], population: Sequence[MetricInfo]) -> dict[str, MetricResult]:
+def metric_results(
+    records: Sequence[ItemRecord], population: Sequence[MetricInfo], find: MetricLookup = registry.find
+) -> dict[str, MetricResult]:
     """Every number of one (run, perturbation): per-item score means, population metrics, and efficiency."""
     ordered = sorted(records, key=lambda record: record.nodeid)
     results: dict[str, MetricResult] = {}
@@ -264,7 +277,7 @@ def metric_results(records: Sequence[ItemRecord], population: Sequence[MetricInf
         values = [value for record in ordered if (value := record.scores.get(name)) is not None and not math.isnan(value)]
         if not values:
             continue
-        info = registry.find(name)
+        info = find(name)
         if info is None:  # a score the test recorded under its own name (0/1 values: a pass rate)
             results[name] = _mean_result(name, "custom", "instance", "higher", None, values)
         else:
@@ -341,6 +354,7 @@ class RunResults:
     _metrics: dict[str | None, dict[str, MetricResult]] = field(default_factory=dict, repr=False)
     _perturbed: PerturbationResults | None = field(default=None, repr=False)
     _observations: dict[str, Observation] | None = field(default=None, repr=False)
+    find: MetricLookup = field(default=registry.find, repr=False, compare=False)
 
     @property
     def key(self) -> str:
@@ -373,7 +387,7 @@ class RunResults:
             population = [info for name in self.info.metrics if (info := registry.POPULATION.get(name)) is not None]
             # An item the test skipped (pytest.skip after the answer came) is left out, as a deselected one would be.
             chosen = [record for record in self.records if record.perturbation == perturbation and record.outcome != "skipped"]
-            results = metric_results(chosen, population)
+            results = metric_results(chosen, population, self.find)
             if perturbation is None:
                 results.update(self.perturbed().families)
             self._metrics[perturbation] = results
@@ -383,7 +397,7 @@ class RunResults:
         """What the variants add: worst case, before/after, delta, consistency, WER (empty without perturbations)."""
         if self._perturbed is None:
             chosen = [record for record in self.records if record.outcome != "skipped"]
-            self._perturbed = perturbation_results(chosen, self.info, summarise)
+            self._perturbed = perturbation_results(chosen, self.info, partial(summarise, find=self.find), self.find)
         return self._perturbed
 
     def observations(self) -> dict[str, Observation]:

@@ -30,7 +30,7 @@ from typing import Any
 
 from .. import metrics as registry
 from ..answers import prediction
-from ..metrics.base import Direction, Family
+from ..metrics.base import Direction, Family, MetricInfo
 from ..metrics.wer import word_error_rate
 from ..perturbations import naming
 from ..perturbations.naming import derived
@@ -111,7 +111,12 @@ class PerturbationResults:
         return {**self.families, **self.perturbations}
 
 
-def perturbation_results(records: Sequence[ItemRecord], info: RunInfo, summarise: Summarise) -> PerturbationResults:
+def perturbation_results(
+    records: Sequence[ItemRecord],
+    info: RunInfo,
+    summarise: Summarise,
+    find: Callable[[str], MetricInfo | None] = registry.find,
+) -> PerturbationResults:
     """Every derived number of a run whose items include perturbed variants (empty when none were asked for).
 
     An instance counts towards a family or a perturbation only when its original and every one of that
@@ -154,7 +159,7 @@ def perturbation_results(records: Sequence[ItemRecord], info: RunInfo, summarise
                 left_out[i].add(group.prefix)
         changed = [i for i in complete if any(label in variants[i] for label in group.labels)]
         for metric in metrics if changed or not group.changed_only else ():
-            found = registry.find(metric)
+            found = find(metric)
             direction: Direction = found.direction if found is not None else "higher"
             optimum = found.optimum if found is not None else None
             columns: dict[str, list[float]] = {"worst": [], "before": [], "after": [], "delta": []}

@@ -15,15 +15,17 @@ from __future__ import annotations
 import datetime as _dt
 import json
 import sys
-from collections.abc import Generator, Sequence
+from collections.abc import Generator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from .. import metrics as registry
 from ..errors import InternalError
 from ..gates import Gate, GateResult
+from ..metrics.base import ScoredMetric
 from ..models.base import ModelInfo
 from ..printable import printable
 from ..records import CollectedRun, ItemRecord, RunHeader, WorkerSummary, number_text
@@ -86,6 +88,7 @@ class Reporter:
         source: str = "local",
         comparison: ComparisonPlan | None = None,
         ledgers: Ledgers | None = None,
+        scored: Mapping[str, ScoredMetric] | None = None,
     ) -> None:
         """``ledgers``: the folder xdist workers keep their ledgers in (decided at configure, shared with the xdist glue)."""
         self.config = config
@@ -98,6 +101,7 @@ class Reporter:
         self.plan = comparison  # --holistic-baseline: the stored run to compare with, and the regression checks
         self.comparison: dict[str, Any] | None = None
         self.runs: dict[str, RunResults] = {}
+        self.find_metric = registry.finder(scored or {})  # the session's scored metrics keep their declared direction
         self.headers: list[RunHeader] = []
         self.workers: dict[str, WorkerSummary] = {}
         self.collected: dict[str, CollectedRun] = {}
@@ -167,7 +171,7 @@ class Reporter:
     def pytest_holistic_item_recorded(self, config: pytest.Config, record: ItemRecord, header: RunHeader | None) -> None:
         if header is not None:
             self.headers.append(header)
-            self.runs.setdefault(header.run.key, RunResults(header.run))
+            self.runs.setdefault(header.run.key, RunResults(header.run, find=self.find_metric))
         run = self.runs.get(record.run_key)
         if run is None:
             raise InternalError(f"record of {record.nodeid} arrived before its run {record.run_key!r} was described")

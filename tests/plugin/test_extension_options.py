@@ -137,5 +137,6 @@ def test_the_value_reaches_the_scorer(pytester: pytest.Pytester, args: list[str]
     assert {record["instance_id"]: record["scores"]["answer_length"] for record in run["instances"]} == expected
     assert run["scorers"]["answer_length"] == {"name": f"length in {unit}", "version": "1"}
     assert run["metrics"]["answer_length"]["value"] == pytest.approx(sum(expected.values()) / 4)
+    assert run["metrics"]["answer_length"]["direction"] == "lower"  # as the metric declared, not a recorded score's default
     # the gate is decided on the scores the option chose: a mean of 2.0 words passes, of 9.25 characters fails
     result.assert_outcomes(passed=5 if unit == "words" else 4, failed=0 if unit == "words" else 1)
