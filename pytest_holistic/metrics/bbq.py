@@ -21,64 +21,12 @@ produce them and the report reads them back.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 from ._inputs import binary, same_length
+from ..scenarios.bbq_tags import ROLES
 from .base import Column, MetricInputError, population_metric
 
 CITATION = "Parrish et al. 2022 (BBQ) p.6; HELM bbq_metrics.py"
-AMBIGUOUS, NON_AMBIGUOUS = "ambiguous", "non-ambiguous"
-NEGATIVE, NON_NEGATIVE = "negative", "non-negative"
-ROLES = ("target", "non_target", "unknown")
-
-
-@dataclass(frozen=True)
-class BBQTags:
-    """The BBQ facts of one instance: context and question type, and which option plays which role."""
-
-    ambiguous: bool
-    negative: bool
-    target: int
-    unknown: int
-    non_target: int | None = None
-
-    def role(self, index: int | None) -> str:
-        """The role of option ``index`` (None: an answer that is none of the options)."""
-        if index is not None:
-            for name in ROLES:
-                if getattr(self, name) == index:
-                    return name
-        return "other"
-
-
-def bbq_tags(*, ambiguous: bool, negative: bool, target: int, unknown: int, non_target: int | None) -> tuple[str, ...]:
-    """``Instance.tags`` for a BBQ instance: HELM's tag words plus the option index of each role."""
-    tags = [
-        AMBIGUOUS if ambiguous else NON_AMBIGUOUS,
-        NEGATIVE if negative else NON_NEGATIVE,
-        f"target:{target}",
-        f"unknown:{unknown}",
-    ]
-    if non_target is not None:
-        tags.append(f"non_target:{non_target}")
-    return tuple(tags)
-
-
-def read_bbq_tags(tags: Sequence[str]) -> BBQTags | None:
-    """The BBQ facts in ``tags``, or None for an instance that is not tagged as BBQ."""
-    present = set(tags)
-    if not ({AMBIGUOUS, NON_AMBIGUOUS} & present and {NEGATIVE, NON_NEGATIVE} & present):
-        return None
-    roles: dict[str, int] = {}
-    for tag in tags:
-        name, _, value = tag.partition(":")
-        if name in ROLES and value.isdigit():
-            roles[name] = int(value)
-    if "target" not in roles or "unknown" not in roles:
-        return None
-    return BBQTags(AMBIGUOUS in present, NEGATIVE in present, roles["target"], roles["unknown"], roles.get("non_target"))
-
-
 def _answers(
     metric: str, answers: Sequence[Sequence[object]], correct: Sequence[object]
 ) -> tuple[list[tuple[bool, bool, str, bool]], list[int]]:

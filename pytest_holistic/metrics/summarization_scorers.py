@@ -476,7 +476,7 @@ def _build_layout(source: Path, files: list[Path], data: Path) -> None:
 
 def meteor_unavailable() -> str | None:
     """Why METEOR cannot run here (no WordNet dict files), in one line, or None."""
-    from ..perturbations.robustness import wordnet_unavailable
+    from ..wordnet_files import wordnet_unavailable
 
     if wordnet_unavailable() is not None:
         return (
@@ -496,9 +496,9 @@ def nltk_wordnet() -> Any:
     """
     import nltk.data
 
-    from ..perturbations.robustness import _wordnet_folder
+    from ..wordnet_files import wordnet_folder
 
-    reader, data = _nltk_wordnet(str(_wordnet_folder()))
+    reader, data = _nltk_wordnet(str(wordnet_folder()))
     if str(data) not in map(str, nltk.data.path):
         nltk.data.path.append(str(data))  # last: it shadows nothing
     return reader

@@ -11,7 +11,6 @@ and so gives HELM's output for the same instance and word lists. Word lists and 
 from __future__ import annotations
 
 import functools
-import os
 import random
 import re
 from collections.abc import Mapping
@@ -20,6 +19,7 @@ from pathlib import Path
 from types import MappingProxyType
 
 from ..errors import UserError
+from ..wordnet_files import PARTS_OF_SPEECH, wordnet_folder, wordnet_unavailable
 from ._case import case_rule, match_case
 from ._tables import rows
 from .base import Perturbation, Transform
@@ -224,7 +224,6 @@ def mild_mix(
 
 # -- WordNet synonyms -------------------------------------------------------------------------------
 
-_WORDNET_POS: Mapping[str, str] = MappingProxyType({"n": "noun", "v": "verb", "a": "adj", "r": "adv"})
 _DETACHMENT: Mapping[str, tuple[tuple[str, str], ...]] = MappingProxyType(
     {
         "n": (("s", ""), ("ses", "s"), ("xes", "x"), ("zes", "z"), ("ches", "ch"), ("shes", "sh"), ("men", "man"), ("ies", "y")),
@@ -234,29 +233,6 @@ _DETACHMENT: Mapping[str, tuple[tuple[str, str], ...]] = MappingProxyType(
     }
 )
 """WordNet's suffix detachment rules (morphy(7WN)), tried when a word is not in the exception lists."""
-
-_NO_WORDNET = (
-    "synonym needs WordNet 3.0: install Debian's wordnet-base (apt-get install wordnet-base) "
-    "or set WNSEARCHDIR to a WordNet dict folder"
-)
-
-
-def _wordnet_folder() -> Path:
-    return Path(os.environ.get("WNSEARCHDIR") or "/usr/share/wordnet")
-
-
-def _wordnet_files(folder: Path) -> list[Path]:
-    return [folder / f"{kind}.{name}" for name in _WORDNET_POS.values() for kind in ("index", "data")] + [
-        folder / f"{name}.exc" for name in _WORDNET_POS.values()
-    ]
-
-
-def wordnet_unavailable() -> str | None:
-    """One line saying why synonym cannot run here (no WordNet dict files), or None when it can."""
-    if all(path.is_file() for path in _wordnet_files(_wordnet_folder())):
-        return None
-    return _NO_WORDNET
-
 
 @dataclass(frozen=True)
 class _IndexEntry:
@@ -314,7 +290,7 @@ class WordNet:
         spaCy's tag. The word and its base forms are not synonyms of themselves.
         """
         best: tuple[tuple[int, int], str, tuple[str, ...], list[_IndexEntry]] | None = None
-        for pos in _WORDNET_POS:
+        for pos in PARTS_OF_SPEECH:
             bases = self.base_forms(word, pos)
             entries = [entry for entry in (self.entry(base, pos) for base in bases) if entry is not None]
             if not entries:
@@ -347,9 +323,9 @@ def _read_exceptions(path: Path) -> Mapping[str, tuple[str, ...]]:
 def load_wordnet(folder: Path) -> WordNet:
     """WordNet from ``folder``, parsed once per process and folder (keyed by folder so tests can switch)."""
     return WordNet(
-        index=MappingProxyType({pos: _read_index(folder / f"index.{name}") for pos, name in _WORDNET_POS.items()}),
-        exceptions=MappingProxyType({pos: _read_exceptions(folder / f"{name}.exc") for pos, name in _WORDNET_POS.items()}),
-        data=MappingProxyType({pos: (folder / f"data.{name}").read_bytes() for pos, name in _WORDNET_POS.items()}),
+        index=MappingProxyType({pos: _read_index(folder / f"index.{name}") for pos, name in PARTS_OF_SPEECH.items()}),
+        exceptions=MappingProxyType({pos: _read_exceptions(folder / f"{name}.exc") for pos, name in PARTS_OF_SPEECH.items()}),
+        data=MappingProxyType({pos: (folder / f"data.{name}").read_bytes() for pos, name in PARTS_OF_SPEECH.items()}),
     )
 
 
@@ -362,7 +338,7 @@ def synonym(text: str, rng: random.Random, *, prob: float) -> str:
     reason = wordnet_unavailable()
     if reason is not None:
         raise RuntimeError(reason)
-    wordnet = load_wordnet(_wordnet_folder())
+    wordnet = load_wordnet(wordnet_folder())
 
     def swap(match: re.Match[str]) -> str:
         word = match.group(0)

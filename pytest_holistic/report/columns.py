@@ -14,7 +14,7 @@ from .. import metrics as registry
 from ..errors import InternalError
 from ..metrics.accuracy import normalize_text
 from ..metrics.base import Column, Input, ScoresOf
-from ..metrics.bbq import read_bbq_tags
+from ..scenarios.bbq_tags import read_bbq_tags
 from ..metrics.helm_classification import ClassAnswer
 from ..plans import Completion
 from ..records import ItemRecord

@@ -48,7 +48,7 @@ from pytest_holistic.metrics import (
     selective_acc_at_10,
     stereotypical_associations,
 )
-from pytest_holistic.metrics.bbq import bbq_tags, read_bbq_tags
+from pytest_holistic.scenarios.bbq_tags import bbq_tags, read_bbq_tags
 from pytest_holistic.metrics.calibration import platt_ece_1_bin, platt_ece_10_bin
 from pytest_holistic.metrics.helm_classification import normalize_label
 from pytest_holistic.metrics.summarization import DataStatsScorer

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from pytest_holistic import metrics
-from pytest_holistic.metrics.bbq import read_bbq_tags
+from pytest_holistic.scenarios.bbq_tags import read_bbq_tags
 
 BBQ_SUITE = """
 import pytest

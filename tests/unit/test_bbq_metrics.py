@@ -6,7 +6,7 @@ import pytest
 
 from pytest_holistic import metrics
 from pytest_holistic.metrics.base import MetricInputError
-from pytest_holistic.metrics.bbq import bbq_tags, read_bbq_tags
+from pytest_holistic.scenarios.bbq_tags import bbq_tags, read_bbq_tags
 
 
 def test_hand_computed_example() -> None:

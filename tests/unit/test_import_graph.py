@@ -115,3 +115,41 @@ def test_the_worker_side_imports_nothing_from_the_report_package() -> None:
     edges = graph()
     for name in WORKER_SIDE:
         assert not {module for module in edges[name] if module.startswith("pytest_holistic.report")}, name
+
+
+LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
+    ("foundations", frozenset({"errors", "options", "paths", "printable", "scrubbing", "wordnet_files", "_devices", "_hub", "_roles"})),
+    ("instances", frozenset({"scenarios"})),
+    ("metrics", frozenset({"metrics"})),
+    ("models", frozenset({"models", "progress"})),
+    ("perturbations", frozenset({"perturbations"})),
+    ("adaptation", frozenset({"plans", "answer_methods", "scoring_adapters", "methods", "adaptation"})),
+    ("the run", frozenset({"gates", "regression_specs", "extensions", "settings", "records", "runspec"})),
+    ("every process", frozenset({"channels", "shards", "execution", "answers", "worker"})),
+    ("the controller", frozenset({"report"})),
+    ("pytest glue", frozenset({"", "plugin", "configure", "_xdist", "hookspec", "__main__"})),
+)
+"""ARCHITECTURE.md's layer table, by each module's first name under the package ("" is the package's public API)."""
+
+
+def layer_of(module: str) -> int:
+    first = module.removeprefix("pytest_holistic").lstrip(".").split(".")[0]
+    found = [depth for depth, (_, members) in enumerate(LAYERS) if first in members]
+    assert found, f"{module} is in no layer of ARCHITECTURE.md's table"
+    return found[0]
+
+
+def test_each_layer_imports_only_from_the_layers_above_it() -> None:
+    upward = [
+        f"{name} ({LAYERS[layer_of(name)][0]}) imports {target} ({LAYERS[layer_of(target)][0]})"
+        for name, targets in sorted(graph().items())
+        for target in sorted(targets)
+        if layer_of(target) > layer_of(name)
+    ]
+    assert upward == []
+
+
+def test_the_layer_table_in_architecture_md_lists_the_same_layers_in_the_same_order() -> None:
+    text = (PACKAGE.parent / "ARCHITECTURE.md").read_text(encoding="utf-8")
+    rows = [line.split("|")[1].strip() for line in text.splitlines() if line.startswith("| ") and "`" in line.split("|")[2]]
+    assert rows[: len(LAYERS)] == [name for name, _ in LAYERS]

@@ -282,9 +282,10 @@ def test_synonym_picks_a_wordnet_synonym() -> None:
 
 @needs_wordnet
 def test_synonym_uses_base_forms_and_skips_function_words() -> None:
-    from pytest_holistic.perturbations.robustness import _wordnet_folder, load_wordnet
+    from pytest_holistic.perturbations.robustness import load_wordnet
+    from pytest_holistic.wordnet_files import wordnet_folder
 
-    wordnet = load_wordnet(_wordnet_folder())
+    wordnet = load_wordnet(wordnet_folder())
     assert set(wordnet.synonyms("cars")) == CAR  # morphy: cars -> car (noun rule s -> "")
     assert "go" not in wordnet.synonyms("went") and "move" in wordnet.synonyms("went")  # verb.exc: went -> go
     # "running": the verb base "run" has far more tagged senses than noun/adj "running", so verbs win.

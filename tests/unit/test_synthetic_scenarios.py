@@ -10,7 +10,7 @@ import re
 import pytest
 
 from pytest_holistic.errors import ScenarioError
-from pytest_holistic.metrics.bbq import read_bbq_tags
+from pytest_holistic.scenarios.bbq_tags import read_bbq_tags
 from pytest_holistic.scenarios.synthetic import bbq, dyck_language, memorisation, numeracy, synthetic_reasoning
 
 GENERATORS = {

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ...errors import ScenarioError
-from ...metrics.bbq import bbq_tags
+from ..bbq_tags import bbq_tags
 from ..instance import Instance, Reference
 from ..scenario import Scenario
 from ._common import check_sizes
