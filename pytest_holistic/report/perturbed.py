@@ -111,6 +111,15 @@ class PerturbationResults:
         return {**self.families, **self.perturbations}
 
 
+def unchanged_by_instance(info: RunInfo) -> defaultdict[str, set[str]]:
+    """Instance id -> the variant labels dropped for it as identical to its original (``info.unchanged`` inverted)."""
+    unchanged: defaultdict[str, set[str]] = defaultdict(set)
+    for label, ids in info.unchanged.items():
+        for instance_id in ids:
+            unchanged[instance_id].add(label)
+    return unchanged
+
+
 def perturbation_results(
     records: Sequence[ItemRecord],
     info: RunInfo,
@@ -132,10 +141,7 @@ def perturbation_results(
     for record in records:
         if record.perturbation is not None and record.completion is not None:
             variants[record.instance.id][record.perturbation] = record
-    unchanged: dict[str, set[str]] = defaultdict(set)
-    for label, ids in info.unchanged.items():
-        for instance_id in ids:
-            unchanged[instance_id].add(label)
+    unchanged = unchanged_by_instance(info)
     order = sorted(originals)
     metrics = sorted({name for record in originals.values() for name, value in record.scores.items() if not math.isnan(value)})
     generation = info.adapter.get("method") == "generation"

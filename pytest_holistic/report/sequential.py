@@ -28,7 +28,7 @@ from ..metrics.base import Direction
 from ..metrics.confidence_sequence import ConfidenceSequence, Decision, Interval
 from ..perturbations import naming
 from ..records import ItemRecord, RunInfo
-from .perturbed import labels_of, worst
+from .perturbed import labels_of, unchanged_by_instance, worst
 
 STOPPABLE_FAMILIES = ("robustness", "fairness")
 """Families whose worst case counts every instance (one whose variants were all dropped keeps its own score)."""
@@ -97,10 +97,7 @@ class RunSequences:
         self.sequences = {
             expression: ConfidenceSequence(form.low, form.high, level, population) for expression, form in self.gates.items()
         }
-        self._unchanged: dict[str, set[str]] = defaultdict(set)
-        for label, ids in info.unchanged.items():
-            for instance_id in ids:
-                self._unchanged[instance_id].add(label)
+        self._unchanged = unchanged_by_instance(info)
         self._waiting: dict[str, dict[str | None, ItemRecord]] = defaultdict(dict)
         self._next = 0
         self.settled: Settled | None = None

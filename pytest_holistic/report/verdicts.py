@@ -77,7 +77,7 @@ def judge_run(gate: Gate, run: RunResults, observations: Mapping[str, Observatio
         return judge(gate, key, scenario, observation)
     parsed = naming.parse(gate.metric)
     if parsed is not None:  # a robustness or fairness number: the run's own account, else the option that adds variants
-        fix = missing_reason(run.info, run.perturbed(), parsed.prefix)
+        fix = _why_missing(run, gate) or naming.variants_hint(parsed.prefix)
         return _failed(gate, key, scenario, f"gate {gate.expression} on {scenario}: metric {gate.metric!r} was not recorded; {fix}")
     recorded = ", ".join(sorted(name for name in observations if naming.parse(name) is None)) or "none"
     message = (
