@@ -10,14 +10,17 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 from xdist.scheduler import LoadScopeScheduling
 
-from .channels import LEDGER, relay_output, relay_report
+from .channels import LEDGER, STOPS, relay_output, relay_report
 from .progress import ItemProgress, terminal_emitter
 from .shards import assign_shards
+
+if TYPE_CHECKING:
+    from .stops import StopTable
 
 
 class ShardScheduling(LoadScopeScheduling):  # type: ignore[misc]  # xdist ships no types: its scheduler is Any
@@ -66,11 +69,15 @@ class ShardScheduling(LoadScopeScheduling):  # type: ignore[misc]  # xdist ships
 class XdistController:
     """The controller's xdist hooks: shard scheduling, and what the workers send relayed to the reporter's hooks."""
 
-    def __init__(self, config: pytest.Config, shard_size: int, ledger_folder: Callable[[], Path]) -> None:
-        """``ledger_folder``: where the workers keep their ledgers (made on first use), the folder the reporter reads."""
+    def __init__(
+        self, config: pytest.Config, shard_size: int, ledger_folder: Callable[[], Path], stops: StopTable | None = None
+    ) -> None:
+        """``ledger_folder``: where the workers keep their ledgers (made on first use), the folder the reporter reads;
+        ``stops``: the session's early-stop table, which the reporter writes and each worker reads."""
         self.config = config
         self.shard_size = shard_size
         self.ledger_folder = ledger_folder
+        self.stops = stops
         self.progress: ItemProgress | None = None  # items/s and time left: a worker's own lines never reach the terminal
 
     def pytest_xdist_make_scheduler(self, config: pytest.Config, log: Any) -> Any:
@@ -81,6 +88,8 @@ class XdistController:
     def pytest_configure_node(self, node: Any) -> None:
         """Tell each worker where to keep its ledger, which the reporter reads if the worker never reports back."""
         node.workerinput[LEDGER] = str(self.ledger_folder())
+        if self.stops is not None:
+            node.workerinput[STOPS] = {"path": str(self.stops.path), "session": self.stops.session}
 
     def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
         """The controller never collects: the first worker's collection is the list of items the run means to run."""

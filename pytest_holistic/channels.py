@@ -13,6 +13,8 @@ the process's summary                  hook ``pytest_holistic_worker_finished`` 
                                                                                     same hook
 its runs and counts so far, only for   (not needed: this process writes the         a ledger file in ``workerinput[LEDGER]``,
 a worker that never reports back       report)                                      rewritten at every checkpoint
+where a run stopped early (controller  the ``StopTable`` object, shared              the table's file in ``workerinput[STOPS]``,
+to every process)                                                                   read before each item of such a run
 =====================================  ===========================================  ===========================================
 
 The outbox is chosen once, in ``pytest_configure``; nothing else asks which role a process plays. The controller's
@@ -40,6 +42,9 @@ OUTPUT = "holistic"
 """``workeroutput`` key: a worker's final summary and the runs it collected."""
 LEDGER = "holistic_ledger"
 """``workerinput`` key: the folder where each xdist worker keeps its ledger file."""
+STOPS = "holistic_stops"
+"""``workerinput`` key: the session's early-stop table (its file and the session's run id), which every worker reads
+before computing an item of a run that may stop early (``stops.StopTable``)."""
 
 
 class Outbox(Protocol):

@@ -8,10 +8,12 @@ is configured.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from ._roles import is_worker
-from .channels import InProcess, XdistWorker
+from .channels import STOPS, InProcess, XdistWorker
 from .errors import UserError
 from .extensions import session_extensions
 from .gates import check_metric_name
@@ -24,6 +26,8 @@ from .report.outputs import Writer
 from .report.regression import ComparisonPlan, comparison_plan
 from .report.reporter import REPORTER, Reporter
 from .settings import Settings, check_device, check_writable
+from .stops import FILE_NAME as STOP_TABLE
+from .stops import StopTable
 from .worker import WORKER_SIDE, WorkerSide, gate_metric_names, prepare_worker
 
 
@@ -45,7 +49,9 @@ def configure(config: pytest.Config) -> None:
     if not controller:
         prepare_worker(config, settings)
         # A worker never computes ahead (it does not know which shard it runs next) and its lines never reach the terminal.
-        config.stash[WORKER_SIDE] = WorkerSide(config, settings, XdistWorker(config))
+        given = config.workerinput.get(STOPS)  # type: ignore[attr-defined]
+        stops = StopTable(Path(given["path"]), str(given["session"])) if given else None
+        config.stash[WORKER_SIDE] = WorkerSide(config, settings, XdistWorker(config), stops=stops)
         return
     if settings.cache_dir is not None and getattr(config.option, "cacheclear", False):
         problem = response_cache.clear(settings.cache_dir)
@@ -53,13 +59,19 @@ def configure(config: pytest.Config) -> None:
             config.issue_config_time_warning(pytest.PytestConfigWarning(f"pytest-holistic: {problem}"), stacklevel=2)
     terminal = terminal_emitter(config)  # this process owns the terminal: say what the model does
     progress = ModelProgress(*terminal) if terminal is not None else None
-    config.stash[WORKER_SIDE] = WorkerSide(config, settings, InProcess(config), settings.overlap, progress)
-    _configure_reporter(config, settings, plan)
-
-
-def _configure_reporter(config: pytest.Config, settings: Settings, plan: ComparisonPlan | None) -> None:
-    """The controller's reporter and, with xdist, its glue; both are given the one folder of worker ledgers."""
     run_id = new_run_id()
+    ledgers = Ledgers()
+    # Beside the response cache, which every worker reaches; without a cache, in the session's own folder of ledgers.
+    stops = StopTable((settings.cache_dir or ledgers.folder()) / STOP_TABLE, run_id)
+    config.stash[WORKER_SIDE] = WorkerSide(config, settings, InProcess(config), settings.overlap, progress, stops)
+    _configure_reporter(config, settings, plan, run_id, ledgers, stops)
+
+
+def _configure_reporter(
+    config: pytest.Config, settings: Settings, plan: ComparisonPlan | None, run_id: str, ledgers: Ledgers, stops: StopTable
+) -> None:
+    """The controller's reporter and, with xdist, its glue; both are given the one folder of worker ledgers and the
+    early-stop table."""
     from .report.html_report import HtmlWriter  # the page's styles and script load on the controller only
     from .scrubbing import scrub_text
 
@@ -72,7 +84,6 @@ def _configure_reporter(config: pytest.Config, settings: Settings, plan: Compari
         from .report.junit import JunitWriter  # ElementTree loads only when a JUnit file is asked for
 
         writers.append(JunitWriter(settings.junit))
-    ledgers = Ledgers()
     reporter = Reporter(
         config,
         shown,
@@ -84,6 +95,8 @@ def _configure_reporter(config: pytest.Config, settings: Settings, plan: Compari
         comparison=plan,
         ledgers=ledgers,
         scored=settings.scored,
+        stops=stops,
+        stop_level=settings.stop_level,
     )
     config.stash[REPORTER] = reporter
     reporter.handle_sigterm()
@@ -91,7 +104,7 @@ def _configure_reporter(config: pytest.Config, settings: Settings, plan: Compari
     if config.pluginmanager.hasplugin("xdist"):
         from ._xdist import XdistController
 
-        config.pluginmanager.register(XdistController(config, settings.shard_size, ledgers.folder), "holistic-xdist")
+        config.pluginmanager.register(XdistController(config, settings.shard_size, ledgers.folder, stops), "holistic-xdist")
 
 
 def unconfigure(config: pytest.Config) -> None:

@@ -254,14 +254,18 @@ class Executor:
         determinism_check: float = 0.0,
         overlap: str = "off",
         batch_done: Callable[[], None] = lambda: None,
+        past_stop: Callable[[Work], str | None] = lambda work: None,
     ) -> None:
-        """``batch_done``: told after each batch of answers arrives, so its owner can note the counts (a worker's ledger)."""
+        """``batch_done``: told after each batch of answers arrives, so its owner can note the counts (a worker's ledger);
+        ``past_stop``: why an item is not to be computed (its run stopped early before it), asked before every shard,
+        here, ahead or side by side, so no shard is started past a stop."""
         self.model = model
         self.shard_size = max(1, shard_size)
         self.scorers = scorers
         self.determinism_check = determinism_check
         self.overlap = overlap  # on, off, or auto (on once the model turns out to run on a GPU)
         self.batch_done = batch_done
+        self.past_stop = past_stop
         self.computed_ahead = 0  # shards computed in the background while pytest ran the items of another
         self._shard_of: dict[str, str] = {}
         self._members: dict[str, list[Work]] = {}
@@ -301,7 +305,7 @@ class Executor:
             else:
                 self._settle()
             if nodeid not in self._results:
-                self._compute(self._members[shard])
+                self._compute(self._members[shard], needed=nodeid)
         shard = self._shard_of[nodeid]
         if shard not in self._looked_ahead and not self._pipelined():  # once per shard, computed here or ahead
             self._looked_ahead.add(shard)
@@ -372,8 +376,14 @@ class Executor:
             self._settle(wait)
             self._pipeline.close(wait)
 
-    def _compute(self, works: Sequence[Work]) -> None:
-        pending = [work for work in works if work.nodeid not in self._results]
+    def _compute(self, works: Sequence[Work], needed: str | None = None) -> None:
+        """Answer the shard's items not answered yet, leaving out those past a stop (but never ``needed``, the item
+        pytest asks for now, which was checked before it asked)."""
+        pending = [
+            work
+            for work in works
+            if work.nodeid not in self._results and (work.nodeid == needed or self.past_stop(work) is None)
+        ]
         plans: dict[str, Plan] = {}
         for work in pending:
             try:

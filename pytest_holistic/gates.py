@@ -18,8 +18,9 @@ import difflib
 import math
 import operator
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from .errors import GateSyntaxError
 
@@ -135,6 +136,7 @@ class GateResult:
     interval: tuple[float, float]
     message: str
     evaluated: bool = True  # False: the gate could not be checked (its scenario deselected, or the run interrupted)
+    sequence: Mapping[str, Any] | None = None  # a run that could stop early: the gate's confidence sequence (n of N, bounds)
 
     @property
     def status(self) -> str:
@@ -159,6 +161,7 @@ class GateResult:
             "ci95": list(self.interval),
             "passed": self.passed,
             "message": self.message,
+            **({"sequence": dict(self.sequence)} if self.sequence is not None else {}),
         }
 
 

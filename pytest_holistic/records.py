@@ -185,6 +185,7 @@ class RunInfo:
     unchanged: Mapping[str, tuple[str, ...]] = field(default_factory=dict)  # variant label -> ids it left unchanged (dropped)
     perturbation_skips: tuple[str, ...] = ()  # one line per perturbation that could not run here (WordNet missing)
     edition: str | None = None  # how the run departs from HELM's settings (the offline edition's fewer examples), or None
+    stop_early: bool = False  # its instances run in a seeded random order and it may stop once its gates are decided
 
     @property
     def name(self) -> str:
@@ -206,6 +207,7 @@ class RunInfo:
             "unchanged": {label: list(ids) for label, ids in self.unchanged.items()},
             "perturbation_skips": list(self.perturbation_skips),
             "edition": self.edition,
+            "stop_early": self.stop_early,
         }
 
     @classmethod
@@ -224,23 +226,31 @@ class RunInfo:
             unchanged={str(label): tuple(ids) for label, ids in (data.get("unchanged") or {}).items()},
             perturbation_skips=tuple(data.get("perturbation_skips") or ()),
             edition=data.get("edition"),
+            stop_early=bool(data.get("stop_early", False)),
         )
 
 
 @dataclass(frozen=True)
 class RunHeader:
-    """Sent with the first record of each run from each process: the run's description and the model's identity."""
+    """Sent with the first record of each run from each process: the run's description and the model's identity.
+
+    ``order``, for a run that may stop early: the ids of its selected instances in collection order (the seeded
+    order), which the controller feeds its confidence sequences in, whichever process answers first.
+    """
 
     run: RunInfo
     model: ModelInfo | None
+    order: tuple[str, ...] = ()
 
     def to_data(self) -> dict[str, Any]:
-        return {"run": self.run.to_data(), "model": self.model.to_data() if self.model is not None else None}
+        data = {"run": self.run.to_data(), "model": self.model.to_data() if self.model is not None else None}
+        return {**data, "order": list(self.order)} if self.order else data
 
     @classmethod
     def from_data(cls, data: Mapping[str, Any]) -> RunHeader:
         model = data.get("model")
-        return cls(RunInfo.from_data(data["run"]), ModelInfo.from_data(model) if model is not None else None)
+        order = tuple(str(instance) for instance in data.get("order") or ())
+        return cls(RunInfo.from_data(data["run"]), ModelInfo.from_data(model) if model is not None else None, order)
 
 
 @dataclass(frozen=True)

@@ -28,7 +28,17 @@ from .scenarios.instance import Instance
 from .scenarios.scenario import LoadedScenario, Scenario, subsample
 
 RUN_KEYS = frozenset(
-    {"scenario", "adapter", "metrics", "gates", "split", "max_instances", "perturbations", "local_max_train_instances"}
+    {
+        "scenario",
+        "adapter",
+        "metrics",
+        "gates",
+        "split",
+        "max_instances",
+        "perturbations",
+        "local_max_train_instances",
+        "stop_early",
+    }
 )
 MARKER_KEYS = RUN_KEYS | SPEC_KEYS
 DEFAULT_METRICS: Mapping[str, tuple[str, ...]] = {
@@ -66,6 +76,8 @@ class RunSpec:
     variants: Variants = field(default_factory=lambda: Variants())
     edition: str | None = None
     """How the run departs from HELM's settings (the offline edition's fewer in-context examples), or None."""
+    stop_early: bool = False
+    """The run may stop once its gates are decided: its instances are in a seeded random order (``seeded_order``)."""
     info: RunInfo = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -109,6 +121,7 @@ class RunSpec:
             unchanged=self.variants.unchanged,
             perturbation_skips=self.variants.skipped,
             edition=self.edition,
+            stop_early=self.stop_early,
         )
 
 
@@ -153,6 +166,21 @@ def make_variants(instances: tuple[Instance, ...], perturbations: tuple[Perturba
                 if label not in labels and applies:
                     unchanged.setdefault(label, []).append(instance.id)
     return Variants(tuple(usable), tuple(items), {label: tuple(ids) for label, ids in unchanged.items()}, tuple(skipped))
+
+
+def seeded_order(instances: tuple[Instance, ...], seed: int, scenario: str) -> tuple[Instance, ...]:
+    """The instances in a random order drawn from the run's seed and scenario name, the same in every process.
+
+    A run that may stop early reads its instances as a uniformly random draw without replacement: that is what
+    its confidence sequences assume, and a data file sorted by label (every negative review first) would
+    otherwise decide a gate on one class. ``random.Random`` seeded with a string is the same in every process
+    and Python version 3.2 on, whatever ``PYTHONHASHSEED`` is.
+    """
+    import random
+
+    shuffled = list(instances)
+    random.Random(f"pytest-holistic stop-early order {seed} {scenario}").shuffle(shuffled)
+    return tuple(shuffled)
 
 
 def item_id(instance: Instance) -> str:
@@ -224,13 +252,15 @@ def build_run(
     data_dir: Path | None = None,
     word_lists: WordLists | None = None,
     scored: Mapping[str, ScoredMetric] = metric_registry.SCORED,
+    stop_early: bool = False,
 ) -> RunSpec:
     """Validate the marker's arguments and load the scenario; every problem is a one-line UserError.
 
     ``base`` is the folder of the test file pytest collected: relative data paths start there. ``perturb``
     names the perturbations the command line adds to every run whose marker does not say ``perturbations=False``.
     ``data_dir`` holds local copies of hub datasets (``--holistic-data-dir``); ``word_lists`` the user's copies
-    of HELM's word lists (``--holistic-word-lists``; None: the project's); ``scored`` the model-scored metrics registered.
+    of HELM's word lists (``--holistic-word-lists``; None: the project's); ``scored`` the model-scored metrics registered;
+    ``stop_early`` the session's ``--holistic-stop-early``, which the marker's ``stop_early=`` overrides.
     """
     unknown = sorted(set(kwargs) - MARKER_KEYS)
     renamed = [name for name in unknown if name in RENAMED_KEYS]
@@ -271,6 +301,9 @@ def build_run(
     limits = [limit for limit in (kwargs.get("max_instances"), max_instances) if limit is not None]
     limit = min(limits) if limits else None  # each says "at most": the marker's and --holistic-max-instances both hold
     instances = subsample(instances, limit, spec.seed)
+    stop_early = bool(kwargs.get("stop_early", stop_early))
+    if stop_early:
+        instances = seeded_order(instances, spec.seed, scenario.name)
     if GROUP_PLACEHOLDER in spec.instructions and (nameless := next((i for i in instances if i.group is None), None)):
         raise UserError(
             f"@pytest.mark.holistic on {key}: the instructions mention {GROUP_PLACEHOLDER} but instance {nameless.id!r} has "
@@ -300,7 +333,7 @@ def build_run(
         raise UserError(f"@pytest.mark.holistic on {key}: {error}") from None
     if asked is False and perturb:  # say why --holistic-perturb left this run alone
         variants = Variants(skipped=(f"{', '.join(perturb)} not applied: its marker says perturbations=False",))
-    return RunSpec(key, scenario, loaded, instances, adapter, metric_plan, gates, variants, edition)
+    return RunSpec(key, scenario, loaded, instances, adapter, metric_plan, gates, variants, edition, stop_early)
 
 
 def make_adapter(
@@ -338,7 +371,7 @@ _TEXT_KEYS = frozenset(
         "instance_prefix",
     }
 )
-_FLAG_KEYS = frozenset({"per_group", "multi_label", "sample_train"})
+_FLAG_KEYS = frozenset({"per_group", "multi_label", "sample_train", "stop_early"})
 
 
 def _whole(value: Any, least: int) -> bool:

@@ -176,6 +176,23 @@ def add_options(parser: pytest.Parser) -> None:
     parser.addini(
         "holistic_strict_gates", "gates that could not be checked fail (see --holistic-strict-gates)", type="bool", default=False
     )
+    group.addoption(
+        "--holistic-stop-early",
+        dest="holistic_stop_early",
+        action="store_true",
+        default=None,
+        help="run each gated scenario's items in a seeded random order and stop it once every gate on it is decided by an "
+        "anytime-valid confidence sequence; the items left are reported as skipped (a marker's stop_early=False opts out)",
+    )
+    group.addoption(
+        "--holistic-stop-level",
+        dest="holistic_stop_level",
+        default=None,
+        metavar="LEVEL",
+        help="confidence level of the sequences that stop a scenario early, in (0.5, 1) (default 0.95)",
+    )
+    parser.addini("holistic_stop_early", "stop gated scenarios early (see --holistic-stop-early)", type="bool", default=False)
+    parser.addini("holistic_stop_level", "confidence level for stopping early (see --holistic-stop-level)", default="0.95")
     parser.addini("holistic_model", "model to evaluate (see --model)", default=DEFAULT_MODEL)
     parser.addini("holistic_gates", "scenario-level thresholds, one per line", type="linelist", default=[])
     parser.addini("holistic_report_dir", "report folder, relative to the ini file (default: ./reports)", default="")
@@ -216,6 +233,8 @@ class Settings:
     fail_on_regression: tuple[RegressionSpec, ...] = ()  # --holistic-fail-on-regression checks, parsed
     data_dir: Path | None = None  # --holistic-data-dir: copies of hub datasets in their real schema, read instead of the hub
     word_lists: WordLists | None = None  # --holistic-word-lists: the user's copies of HELM's word lists (None: the project's)
+    stop_early: bool = False  # --holistic-stop-early: gated scenarios stop once a confidence sequence decides every gate
+    stop_level: float = 0.95  # --holistic-stop-level: the level of those sequences
 
     @classmethod
     def from_config(cls, config: pytest.Config, extensions: Extensions) -> Settings:
@@ -278,7 +297,21 @@ class Settings:
             fail_on_regression=check_regression_specs(option.holistic_fail_on_regression, option.holistic_baseline),
             data_dir=_data_dir(config),
             word_lists=_word_lists(config),
+            stop_early=bool(option.holistic_stop_early or config.getini("holistic_stop_early")),
+            stop_level=_stop_level(config),
         )
+
+
+def _stop_level(config: pytest.Config) -> float:
+    """``--holistic-stop-level``: a confidence level in (0.5, 1); below one half a "decided" gate means little."""
+    level = pick(config, config.option.holistic_stop_level, "--holistic-stop-level", "holistic_stop_level")
+    try:
+        value = float(level.text)
+    except ValueError:
+        value = math.nan
+    if not 0.5 < value < 1.0:
+        raise UserError(f"{level.origin} = {level.text!r} is not a confidence level in (0.5, 1); use e.g. 0.95 or 0.99")
+    return value
 
 
 def _folder(config: pytest.Config, given: str | None, flag: str, ini_name: str) -> Path | None:

@@ -40,6 +40,7 @@ from .records import CollectedRun, ItemRecord, Outcome, RunHeader, WorkerSummary
 from .runspec import RunSpec, build_run, item_id
 from .scrubbing import scrub_text
 from .settings import Settings
+from .stops import StopTable
 
 WORKER_SIDE = pytest.StashKey["WorkerSide"]()  # on the config: this process's side
 ITEM_WORK = pytest.StashKey[Work]()  # on a holistic item: its run and instance
@@ -194,15 +195,20 @@ class WorkerSide:
         outbox: Outbox,
         overlap: str = "off",
         progress: ModelProgress | None = None,
+        stops: StopTable | None = None,
     ) -> None:
         """``outbox``, ``overlap`` (computing shards ahead) and ``progress`` (lines about what the model does, where
-        this process owns the terminal) come with the process's role, decided at configure."""
+        this process owns the terminal) come with the process's role, decided at configure; ``stops`` is the session's
+        early-stop table (None: no run of this session can stop early)."""
         self.config = config
         self.settings = settings
         self.outbox = outbox
         self.name = outbox.name
         self.runs: dict[str, RunSpec] = {}
         self.selected: dict[str, int] = {}
+        self.stops = stops
+        self.orders: dict[str, tuple[str, ...]] = {}  # a stop-early run's selected instances, in collection order
+        self._positions: dict[str, dict[str, int]] = {}  # ... and each one's place in that order
         self.registered = False  # collection finished and the items were handed to the executor
         cache = ResponseCache(settings.cache_dir) if settings.cache_dir is not None else None
         self.model = CachedModel(self._backend, cache)
@@ -213,6 +219,7 @@ class WorkerSide:
             settings.determinism_check,
             overlap,
             batch_done=self._checkpoint,
+            past_stop=self.past_stop,
         )
         self._announced: set[str] = set()
         self._counts_key: tuple[Any, ...] | None = None  # what the counts were at the last item's checkpoint
@@ -243,6 +250,7 @@ class WorkerSide:
                 settings.data_dir,
                 settings.word_lists,
                 settings.scored,
+                settings.stop_early,
             )
         except UserError as error:
             raise pytest.Collector.CollectError(printable(f"pytest-holistic: {error}")) from None
@@ -289,8 +297,29 @@ class WorkerSide:
                 works.append(work)
                 self.selected[run.key] += 1
         self.executor.register([item.nodeid for item in items], works)
+        self._order_stoppable(works)
         self.outbox.collected(self.collected(), final=True)
         self._checkpoint()
+
+    def _order_stoppable(self, works: Sequence[Work]) -> None:
+        """For each run that may stop early: its selected instances in collection order, which is the seeded order
+        its sequences are fed in, the same in every process (each collects and deselects alike)."""
+        orders: dict[str, dict[str, None]] = {}
+        for work in works:
+            if work.run.stop_early:
+                orders.setdefault(work.run.key, {})[work.instance.id] = None
+        self.orders = {key: tuple(ids) for key, ids in orders.items()}
+        self._positions = {key: {instance: k for k, instance in enumerate(ids)} for key, ids in self.orders.items()}
+
+    def past_stop(self, work: Work) -> str | None:
+        """Why this item is not computed (its run stopped early before its instance), or None."""
+        if self.stops is None or not work.run.stop_early:
+            return None
+        stop = self.stops.stop_of(work.run.key)
+        if stop is None:
+            return None
+        position = self._positions.get(work.run.key, {}).get(work.instance.id)
+        return stop.reason if position is not None and position >= stop.n else None
 
     def _collecting(self) -> None:
         """Leave the runs collected so far where the report finds them, before a step that may hang (a server's probe).
@@ -311,6 +340,9 @@ class WorkerSide:
         if ITEM_WORK not in item.stash:
             pytest.fail("the `completion` fixture only exists in tests marked @pytest.mark.holistic(scenario)", pytrace=False)
         if ITEM_ANSWER not in item.stash:
+            settled = self.past_stop(item.stash[ITEM_WORK])
+            if settled is not None:  # its run's gates were decided on the instances before it: not computed
+                pytest.skip(printable(settled))
             failure: str | None = None
             try:
                 item.stash[ITEM_ANSWER] = self.executor.answer_for(item.nodeid)
@@ -351,7 +383,7 @@ class WorkerSide:
         header = None
         if work.run.key not in self._announced:
             self._announced.add(work.run.key)
-            header = RunHeader(work.run.info, self.model.known_info)
+            header = RunHeader(work.run.info, self.model.known_info, self.orders.get(work.run.key, ()))
         self.outbox.record(report, record, header)
         self._checkpoint_if_changed()  # the test body may have asked the model itself (``holistic_model``)
 

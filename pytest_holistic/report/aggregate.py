@@ -355,6 +355,7 @@ class RunResults:
     _perturbed: PerturbationResults | None = field(default=None, repr=False)
     _observations: dict[str, Observation] | None = field(default=None, repr=False)
     find: MetricLookup = field(default=registry.find, repr=False, compare=False)
+    early_stop: dict[str, Any] | None = None  # a run that could stop early: whether and where it stopped, or why not
 
     @property
     def key(self) -> str:
@@ -371,6 +372,17 @@ class RunResults:
         self._metrics.clear()
         self._perturbed = None
         self._observations = None
+
+    def keep_instances(self, instances: Sequence[str]) -> int:
+        """Keep only the records of these instances (a run stopped early: those before its stop); how many were dropped."""
+        kept = set(instances)
+        dropped = [nodeid for nodeid, record in self._records.items() if record.instance.id not in kept]
+        for nodeid in dropped:
+            del self._records[nodeid]
+        self._metrics.clear()
+        self._perturbed = None
+        self._observations = None
+        return len(dropped)
 
     @property
     def records(self) -> list[ItemRecord]:

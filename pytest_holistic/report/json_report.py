@@ -35,7 +35,9 @@ from .provenance import environment
 #    "bootstrap", or "wilson" for the mean of <= 500 values that are all 0/1); "comparison"; provenance's "model" (id,
 #    revision, weights fingerprint, dtype, device), "datasets" (per run: name, revision, file hash, instances and their
 #    hash), "seeds", "os", "cpu", "gpus"; the command has its secrets replaced by "***"; sources' "instances_sha256".
-SCHEMA_VERSION = 5
+# 6: runs' "early_stop" (--holistic-stop-early: where the run stopped, or why it ran in full) and gates' "sequence" (the
+#    confidence sequence's interval and decision after n of N, its level and method).
+SCHEMA_VERSION = 6
 PACKAGES = (
     "pytest-holistic",
     "pytest",
@@ -116,6 +118,7 @@ def _run_data(run: RunResults, gates: Sequence[GateResult], unfinished: Sequence
         "skipped": run.skipped(),
         "scorers": {name: dict(scorer) for name, scorer in run.scorers().items()},
         "gates": [result.to_dict() for result in gates if result.run == info.key],
+        **({"early_stop": run.early_stop} if run.early_stop is not None else {}),
         "instances": [record.to_data() for record in run.records],
     }
 

@@ -30,6 +30,8 @@ from ..models.base import ModelInfo
 from ..printable import printable
 from ..records import CollectedRun, ItemRecord, RunHeader, WorkerSummary, number_text
 from ..scrubbing import scrub_text
+from ..shards import instance_key
+from ..stops import Stop, StopTable
 from .aggregate import Progress, Results, RunResults
 from .json_report import build_report
 from .ledger import Ledgers
@@ -37,7 +39,8 @@ from .outputs import Writer, write_outputs
 from .regression import ComparisonPlan, RegressionVerdict
 from .sigterm import SigtermAsInterrupt
 from .terminal import comparison_lines, partial_lines, summary_lines
-from .verdicts import Verdict, decide, not_evaluated
+from .sequential import RunSequences
+from .verdicts import Verdict, decide, gates_of, not_evaluated
 
 
 class GateFailure:
@@ -89,8 +92,12 @@ class Reporter:
         comparison: ComparisonPlan | None = None,
         ledgers: Ledgers | None = None,
         scored: Mapping[str, ScoredMetric] | None = None,
+        stops: StopTable | None = None,
+        stop_level: float = 0.95,
     ) -> None:
-        """``ledgers``: the folder xdist workers keep their ledgers in (decided at configure, shared with the xdist glue)."""
+        """``ledgers``: the folder xdist workers keep their ledgers in (decided at configure, shared with the xdist glue);
+        ``stops``: the session's early-stop table, which every process reads (None: no run can stop early);
+        ``stop_level``: the level of the confidence sequences that stop a run."""
         self.config = config
         self.model_spec = model_spec
         self.gates = tuple(gates)
@@ -119,6 +126,10 @@ class Reporter:
         self._ledgers = ledgers if ledgers is not None else Ledgers()
         self._sigterm = SigtermAsInterrupt(self._ledgers.interrupt_workers)
         self.started = _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
+        self.stops = stops
+        self.stop_level = stop_level
+        self.sequences: dict[str, RunSequences] = {}  # per run that may stop early, fed in its seeded order
+        self.stop_problem: str | None = None  # the early-stop table could not be written: the workers ran on
 
     # -- life cycle ---------------------------------------------------------------------------------
 
@@ -134,6 +145,8 @@ class Reporter:
 
     def close(self) -> None:
         self._sigterm.restore()
+        if self.stops is not None:
+            self.stops.remove()
         self._ledgers.remove()
 
     # -- collecting ---------------------------------------------------------------------------------
@@ -172,10 +185,56 @@ class Reporter:
         if header is not None:
             self.headers.append(header)
             self.runs.setdefault(header.run.key, RunResults(header.run, find=self.find_metric))
+            if header.run.stop_early and header.order and header.run.key not in self.sequences:
+                gates = gates_of(header.run, self.gates)
+                self.sequences[header.run.key] = RunSequences(header.run, gates, header.order, self.stop_level)
         run = self.runs.get(record.run_key)
         if run is None:
             raise InternalError(f"record of {record.nodeid} arrived before its run {record.run_key!r} was described")
         run.add(record)
+        sequences = self.sequences.get(record.run_key)
+        if sequences is not None and sequences.settled is None:
+            settled = sequences.add(record)
+            if settled is not None and settled.early:
+                self._stop(Stop(record.run_key, settled.n, settled.population, settled.reason()))
+
+    def _stop(self, stop: Stop) -> None:
+        """Tell every process the run stopped: its items past the stop are skipped, and no shard of them is started."""
+        if self.stops is None:
+            return
+        import sqlite3
+
+        try:
+            self.stops.write(stop)
+        except (OSError, sqlite3.Error) as error:  # the workers run on; the report still uses the items before the stop
+            self.stop_problem = f"could not write the early-stop table {self.stops.path} ({error}); items past the stops ran"
+
+    def _past_stop(self, nodeid: str) -> bool:
+        """Whether an item belongs to a run that stopped early, after the stop (skipped for that reason, not the user's)."""
+        base = nodeid.rsplit("[", 1)[0]
+        sequences = self.sequences.get(base)
+        settled = sequences.settled if sequences is not None else None
+        if sequences is None or settled is None or not settled.early or not nodeid.endswith("]"):
+            return False
+        return instance_key(nodeid, base) not in sequences.order[: settled.n]
+
+    def _cut_at_stops(self) -> None:
+        """Each run that stopped early keeps the instances before its stop (answers past it that arrived first, under
+        xdist, are counted, not used: the numbers must not depend on timing); every such run says how it went."""
+        past: dict[str, int] = {}
+        for nodeid in self.skipped:
+            if self._past_stop(nodeid):
+                past[nodeid.rsplit("[", 1)[0]] = past.get(nodeid.rsplit("[", 1)[0], 0) + 1
+        for key, sequences in self.sequences.items():
+            run = self.runs.get(key)
+            if run is None:
+                continue
+            summary = sequences.summary()
+            settled = sequences.settled
+            if settled is not None and settled.early:
+                summary["answered_past_stop"] = run.keep_instances(sequences.order[: settled.n])
+                summary["not_computed"] = past.get(key, 0)
+            run.early_stop = summary
 
     def pytest_holistic_worker_finished(self, config: pytest.Config, summary: dict[str, Any]) -> None:
         worker = WorkerSummary.from_data(summary)
@@ -216,6 +275,7 @@ class Reporter:
                     terminal.write_line(printable(f"computing intervals: {name} ({k}/{total})"))
 
                 progress = show
+            self._cut_at_stops()
             aggregate_runs(self.ordered_runs(), progress)
             self._judge_gates(session)
             self._compare(session)
@@ -229,9 +289,11 @@ class Reporter:
             return
         skipped: dict[str, int] = {}
         for nodeid in self.skipped:
+            if self._past_stop(nodeid):
+                continue  # left out by an early stop: its run's gates were decided without it
             base = nodeid.rsplit("[", 1)[0]
             skipped[base] = skipped.get(base, 0) + 1
-        verdicts = decide(self.gates, self.ordered_runs(), self.collected, self.strict_gates, skipped)
+        verdicts = decide(self.gates, self.ordered_runs(), self.collected, self.strict_gates, skipped, self.sequences)
         self.gates_decided = True
         session.testscollected += len(verdicts)
         for verdict in verdicts:
@@ -410,6 +472,7 @@ class Reporter:
         for line in partial_lines(results):
             write(line, yellow=True)
         problems = [writer.problem for writer in self.writers] + [worker.cache_problem for worker in results.workers.values()]
+        problems.append(self.stop_problem)
         for problem in dict.fromkeys(p for p in problems if p):
             write(f"pytest-holistic: {problem}", yellow=True)
         for path in self.written:

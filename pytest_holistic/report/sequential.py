@@ -11,8 +11,9 @@ Records are held back until every record of the next instance in the seeded orde
 variant of the family that was not dropped as identical), so the sequence sees the same values in the same order at
 ``-n 0`` and ``-n 4``: arrival order under xdist depends on timing, and timing can depend on the answer. The sequence
 is the without-replacement one over the run's N selected instances (``metrics.confidence_sequence``), so its target
-is the mean the full run would report. Not wired into the run yet: the next step feeds it from the reporter and
-tells workers through a table beside the response cache.
+is the mean the full run would report. The reporter feeds one ``RunSequences`` per run that may stop early and,
+once it is ``settled``, writes the stop into the session's table (``stops``) that every process reads before
+computing an item; ``sequential_result`` is then the verdict of each gate.
 """
 
 from __future__ import annotations
@@ -21,15 +22,18 @@ import math
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from .. import metrics as registry
-from ..gates import Gate
+from ..gates import Gate, GateResult
 from ..metrics.base import Direction
 from ..metrics.confidence_sequence import ConfidenceSequence, Decision, Interval
 from ..perturbations import naming
 from ..records import ItemRecord, RunInfo
 from .perturbed import labels_of, unchanged_by_instance, worst
 
+METHOD = "betting confidence sequence (Waudby-Smith & Ramdas 2024), without replacement"
+"""How a sequence decides, as the report names it (``metrics.confidence_sequence`` has the formula)."""
 STOPPABLE_FAMILIES = ("robustness", "fairness")
 """Families whose worst case counts every instance (one whose variants were all dropped keeps its own score)."""
 
@@ -80,9 +84,18 @@ class Settled:
     population: int
     decisions: Mapping[str, tuple[Decision, Interval]]
 
+    @property
+    def early(self) -> bool:
+        """Whether items were left: a run settled by its last instance stopped nothing, and is judged as a full run."""
+        return self.n < self.population
+
     def message(self, expression: str) -> str:
         decision, (low, high) = self.decisions[expression]
         return f"gate `{expression}` {decision}: [{low:.2f}, {high:.2f}] after {self.n} of {self.population} items"
+
+    def reason(self) -> str:
+        """The skip reason of every item past the stop: each gate's decision, its bounds and the count."""
+        return "; ".join(self.message(expression) for expression in sorted(self.decisions))
 
 
 class RunSequences:
@@ -90,6 +103,7 @@ class RunSequences:
 
     def __init__(self, info: RunInfo, gates: Sequence[Gate], order: Sequence[str], level: float = 0.95) -> None:
         self.order = tuple(order)
+        self.level = level
         forms = [sequential_form(gate, info) for gate in gates]
         self.reasons = tuple(form for form in forms if isinstance(form, str))
         self.gates = {form.gate.expression: form for form in forms if isinstance(form, SequentialGate)}
@@ -100,6 +114,7 @@ class RunSequences:
         self._unchanged = unchanged_by_instance(info)
         self._waiting: dict[str, dict[str | None, ItemRecord]] = defaultdict(dict)
         self._next = 0
+        self._sums = dict.fromkeys(self.gates, 0.0)
         self.settled: Settled | None = None
         self.broken: str | None = None  # why the run can no longer stop early (an item without a score)
 
@@ -121,6 +136,7 @@ class RunSequences:
             decisions: dict[str, tuple[Decision, Interval]] = {}
             for expression, sequence in self.sequences.items():
                 sequence.update(values[expression])
+                self._sums[expression] += values[expression]
                 gate = self.gates[expression].gate
                 decisions[expression] = (sequence.decide(gate.op, gate.threshold), sequence.interval)
             if all(decision != "undecided" for decision, _ in decisions.values()):
@@ -132,6 +148,11 @@ class RunSequences:
         arrived = self._waiting.get(instance_id, {})
         original = arrived.get(None)
         if original is None:
+            return None
+        unusable = next((record for record in arrived.values() if record.outcome in ("skipped", "error")), None)
+        if unusable is not None:  # the full run leaves it out of its numbers: the sequence cannot stand for them
+            verb = "was skipped by the test" if unusable.outcome == "skipped" else "errored"
+            self.broken = f"item {unusable.nodeid} {verb}, so the run cannot stop early"
             return None
         values: dict[str, float] = {}
         for expression, form in self.gates.items():
@@ -145,3 +166,67 @@ class RunSequences:
                 return None
             values[expression] = worst(found, form.direction, form.optimum)
         return values
+
+    @property
+    def fed(self) -> int:
+        """Instances the sequences have seen (in order)."""
+        return self._next
+
+    def mean(self, expression: str) -> float:
+        """The gate's per-instance values averaged over the instances fed: the run's number over them."""
+        return self._sums[expression] / self._next if self._next else math.nan
+
+    def why_in_full(self) -> str | None:
+        """Why the run was not stopped early (None when it was)."""
+        if self.settled is not None and self.settled.early:
+            return None
+        if not self.gates and not self.reasons:
+            return "no gate applies to this run"
+        if self.reasons or self.broken is not None:
+            return "; ".join([*self.reasons, *([self.broken] if self.broken is not None else [])])
+        return f"a gate was still undecided after {self.fed} of {len(self.order)} instances"
+
+    def gate_data(self, expression: str) -> dict[str, Any]:
+        """One gate's sequence for the report: its interval and decision now, the count, the level and the method."""
+        sequence = self.sequences[expression]
+        gate = self.gates[expression].gate
+        low, high = sequence.interval
+        return {
+            "stopped": self.settled is not None and self.settled.early,
+            "n": self.fed,
+            "of": len(self.order),
+            "ci": [low, high],
+            "decision": sequence.decide(gate.op, gate.threshold),
+            "level": self.level,
+            "method": METHOD,
+        }
+
+    def summary(self) -> dict[str, Any]:
+        """The run's ``early_stop`` entry in the report: whether and where it stopped, or why it ran in full."""
+        stopped = self.settled is not None and self.settled.early
+        return {
+            "stopped": stopped,
+            "n": self.fed,
+            "of": len(self.order),
+            "level": self.level,
+            "method": METHOD,
+            "reason": self.settled.reason() if stopped and self.settled is not None else self.why_in_full(),
+            "gates": {expression: self.gate_data(expression) for expression in sorted(self.gates)},
+        }
+
+
+def sequential_result(gate: Gate, run: str, scenario: str, sequences: RunSequences) -> GateResult | None:
+    """The verdict of a gate on a run its sequences stopped early, or None (not stopped, or not one of its gates)."""
+    settled = sequences.settled
+    if settled is None or not settled.early or gate.expression not in settled.decisions:
+        return None
+    decision, (low, high) = settled.decisions[gate.expression]
+    mean = sequences.mean(gate.expression)
+    passed = decision == "holds"
+    message = (
+        f"{scenario} {gate.metric} = {mean:.4f} after {settled.n} of {settled.population} items (stopped early: its "
+        f"{sequences.level:.0%} confidence sequence [{low:.4f}, {high:.4f}] {'meets' if passed else 'does not meet'} "
+        f"{gate.op} {gate.threshold:g} at every n)"
+    )
+    data = sequences.gate_data(gate.expression)
+    return GateResult(gate, run, scenario, passed, mean, settled.n, (low, high), message, sequence=data)

@@ -26,6 +26,7 @@ from ..perturbations import naming
 from ..records import CollectedRun, RunInfo
 from .aggregate import RunResults
 from .perturbed import missing_reason
+from .sequential import RunSequences, sequential_result
 
 GLOBAL_PREFIX = "holistic"
 
@@ -87,6 +88,29 @@ def judge_run(gate: Gate, run: RunResults, observations: Mapping[str, Observatio
     return _failed(gate, key, scenario, message)
 
 
+def gates_of(info: RunInfo, gates: Sequence[Gate]) -> list[Gate]:
+    """The gates a run's early stop must settle: its marker's, the session's that name its scenario, and the session's
+    unscoped ones on a number the run records (a score only the test body records cannot be known ahead)."""
+    session = [gate for gate in gates if gate.scenario == info.scenario or (gate.scenario is None and _plans(info, gate.metric))]
+    return _distinct([*info.gates, *session])
+
+
+def _early(gate: Gate, run: RunResults, judged: GateResult, sequences: RunSequences | None) -> GateResult:
+    """A gate's verdict on a run that could stop early: its sequence's, when it stopped the run; else the fixed-n one,
+    with the sequence beside it (or the note that the gate was judged on the items before the stop)."""
+    if sequences is None:
+        return judged
+    stopped = sequential_result(gate, run.key, run.info.scenario, sequences)
+    if stopped is not None:
+        return stopped
+    if gate.expression in sequences.gates:
+        return replace(judged, sequence=sequences.gate_data(gate.expression))
+    settled = sequences.settled
+    if settled is not None and settled.early:
+        return replace(judged, message=f"{judged.message} [judged on the {settled.n} instances before the early stop]")
+    return judged
+
+
 def _distinct(gates: Sequence[Gate]) -> list[Gate]:
     """One gate per expression: the same threshold from a marker and the command line is one check (kept as the latter)."""
     chosen: dict[str, Gate] = {}
@@ -109,11 +133,14 @@ def decide(
     collected: Mapping[str, CollectedRun],
     strict: bool,
     skipped: Mapping[str, int] | None = None,
+    sequences: Mapping[str, RunSequences] | None = None,
 ) -> list[Verdict]:
     """Verdicts for the marker gates of every collected run and for every ini and command-line gate.
 
-    ``skipped`` counts, per run key, the items pytest skipped (a skip marker, ``pytest.skip`` in setup).
+    ``skipped`` counts, per run key, the items pytest skipped (a skip marker, ``pytest.skip`` in setup), not those
+    left out past an early stop; ``sequences`` holds the confidence sequences of each run that could stop early.
     """
+    sequences = sequences or {}
     gates = _distinct(gates)
     skipped = skipped or {}
     by_key = {run.key: run for run in ran}
@@ -135,7 +162,8 @@ def decide(
             for gate in recorded:
                 observed_by[gate].append(key)
             for gate in _distinct([*own, *recorded]):
-                result = _on_subset(judge_run(gate, run, observations), entry)
+                result = _early(gate, run, judge_run(gate, run, observations), sequences.get(key))
+                result = _on_subset(result, entry)
                 verdicts.append(Verdict(f"{key}::gate[{gate.expression}]", result))
             continue
         entry = entry or CollectedRun(info, 0, 0)

@@ -125,7 +125,7 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
     ("perturbations", frozenset({"perturbations"})),
     ("adaptation", frozenset({"plans", "answer_methods", "scoring_adapters", "methods", "adaptation"})),
     ("the run", frozenset({"gates", "regression_specs", "extensions", "settings", "records", "runspec"})),
-    ("every process", frozenset({"channels", "shards", "execution", "answers", "worker"})),
+    ("every process", frozenset({"channels", "shards", "stops", "execution", "answers", "worker"})),
     ("the controller", frozenset({"report"})),
     ("pytest glue", frozenset({"", "plugin", "configure", "_xdist", "hookspec", "__main__"})),
 )
