@@ -121,6 +121,29 @@ def _gate_status(gate: Mapping[str, Any]) -> str:
     return status if status in GATE_STATUSES else "failed"
 
 
+def _stopped_early(gate: Mapping[str, Any]) -> bool:
+    sequence = gate.get("sequence")
+    return isinstance(sequence, Mapping) and bool(sequence.get("stopped"))
+
+
+def _early_stop(columns: Sequence[RunColumn]) -> str:
+    """Under a scenario's heading: where each of its runs stopped early, or why one that could ran in full."""
+    lines = []
+    for column in columns:
+        stop = column.run.get("early_stop")
+        if not isinstance(stop, Mapping):
+            continue
+        where = (
+            f"stopped early after {stop.get('n')} of {stop.get('of')} instances"
+            if stop.get("stopped")
+            else f"ran all {stop.get('of')} instances"
+        )
+        level = _number(stop.get("level"))
+        shown = f" at {level:.0%}" if level is not None else ""
+        lines.append(f"<li>{esc(where)} ({esc(stop.get('method'))}{esc(shown)}): {esc(stop.get('reason'))}</li>")
+    return f'<ul class="early-stop">{"".join(lines)}</ul>' if lines else ""
+
+
 def _memory(model: Mapping[str, Any]) -> str:
     """The model's peak memory as the leaderboard counts it, and what measured it (or why nothing did)."""
     gb, source = _number(model.get("memory_gb")), model.get("memory_source")
@@ -151,7 +174,7 @@ def _summary(reports: Sequence[Mapping[str, Any]], names: Sequence[str], models:
         items += [
             f"<li class='status-{status}'>{esc(status.replace('_', ' '))}: {esc(gate.get('message') or gate.get('gate'))}</li>"
             for gate, status in zip(gates, statuses, strict=True)
-            if status != "passed"
+            if status != "passed" or _stopped_early(gate)  # a gate decided early says on how many items, and how
         ]
     return f'<ul class="summary">{"".join(items)}</ul>'
 
@@ -374,7 +397,8 @@ def _scenarios(scenarios: Mapping[str, Sequence[RunColumn]]) -> str:
         perturbed = _perturbation_charts(columns)
         groups = _group_charts(columns)
         parts.append(
-            f'<section class="scenario" id="scenario-{number}"><h3>{esc(scenario)}</h3>{_metric_table(columns)}'
+            f'<section class="scenario" id="scenario-{number}"><h3>{esc(scenario)}</h3>{_early_stop(columns)}'
+            f"{_metric_table(columns)}"
             + (f'<h4>Calibration</h4><div class="charts">{reliability}</div>' if reliability else "")
             + (
                 f'<h4>Robustness and fairness: before and after perturbation</h4><div class="charts">{perturbed}</div>'

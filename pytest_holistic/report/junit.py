@@ -173,11 +173,36 @@ def _gate_case(suite: ET.Element, result: GateResult) -> str:
     return {"not_evaluated": "skipped"}.get(result.status, result.status)
 
 
+def sequence_properties(result: GateResult) -> list[tuple[str, str]]:
+    """A gate on a run that could stop early: n used of N, its confidence sequence's bounds, the method and the level.
+
+    Properties of the gates suite, named after the gate's testcase (``<run>::gate[<expression>].sequence.n``): the
+    JUnit schema strict readers check allows no properties inside a testcase.
+    """
+    sequence = result.sequence
+    if sequence is None:
+        return []
+    low, high = sequence["ci"]
+    numbers = [("low", number_text(float(low))), ("high", number_text(float(high)))]
+    fields = [
+        ("stopped", "true" if sequence["stopped"] else "false"),
+        ("n", str(sequence["n"])),
+        ("of", str(sequence["of"])),
+        *((name, text) for name, text in numbers if text is not None),
+        ("decision", str(sequence["decision"])),
+        ("level", repr(float(sequence["level"]))),
+        ("method", str(sequence["method"])),
+    ]
+    case = f"{result.run or 'holistic'}::gate[{result.gate.expression}]"
+    return [(f"{case}.sequence.{name}", value) for name, value in fields]
+
+
 def _gates_suite(root: ET.Element, results: Results) -> dict[str, int]:
     suite = _suite(root, GATES_SUITE, results.started)
     properties = [("complete", "true" if results.complete else "false")]
     if results.interrupted is not None:
         properties.append(("interrupted", results.interrupted))
+    properties += [entry for result in results.gates for entry in sequence_properties(result)]
     _properties(suite, properties)
     return _count(suite, [_gate_case(suite, result) for result in results.gates], 0.0)
 

@@ -320,6 +320,10 @@ class Reporter:
         result = verdict.result
         observed = number_text(result.observed)  # a gate not judged observed nothing: left out, never "nan"
         properties = [("gate", result.gate.expression), *([("observed", observed)] if observed is not None else []), ("n", result.n)]
+        if result.sequence is not None:  # decided by a confidence sequence: on how many of the run's items, and how
+            sequence = result.sequence
+            properties += [("sequence_of", sequence["of"]), ("sequence_ci", f"{sequence['ci'][0]:g} {sequence['ci'][1]:g}")]
+            properties += [(f"sequence_{key}", sequence[key]) for key in ("stopped", "decision", "level", "method")]
         status = result.status.replace("not_evaluated", "skipped")
         self._emit_item(verdict.nodeid, "holistic_gate", status, result.message, properties)
 

@@ -56,6 +56,14 @@ def perturbation_lines(declared: Sequence[str], table: Mapping[str, Mapping[str,
     return lines
 
 
+def early_stop_line(stop: Mapping[str, Any]) -> str:
+    """Where a run that could stop early stopped, and on what; or why it ran in full."""
+    if stop["stopped"]:
+        skipped = stop.get("not_computed", 0)
+        return f"stopped early after {stop['n']} of {stop['of']} instances ({skipped} items skipped): {stop['reason']}"
+    return f"ran all {stop['of']} instances (stop early: {stop['reason']})"
+
+
 def summary_lines(results: Results) -> list[str]:
     """Worker lines, then a block per run: ``family  metric  value  [low, high]``, families in HELM's order."""
     lines = [worker_line(worker) for _, worker in sorted(results.workers.items())]
@@ -69,6 +77,8 @@ def summary_lines(results: Results) -> list[str]:
         adapter = run.info.adapter.get("method", "?")
         outcomes = ", ".join(f"{count} {outcome}" for outcome, count in run.outcomes().items())
         lines.append(f"{run.info.name} ({adapter}, {run.info.source}; {outcomes})")
+        if run.early_stop is not None:
+            lines.append(f"  {early_stop_line(run.early_stop)}")
         rows = []
         for family in FAMILIES:
             # fmeval's delta per metric stays in the report; the table keeps HELM's worst case and the consistency.
