@@ -380,9 +380,7 @@ class Executor:
         """Answer the shard's items not answered yet, leaving out those past a stop (but never ``needed``, the item
         pytest asks for now, which was checked before it asked)."""
         pending = [
-            work
-            for work in works
-            if work.nodeid not in self._results and (work.nodeid == needed or self.past_stop(work) is None)
+            work for work in works if work.nodeid not in self._results and (work.nodeid == needed or self.past_stop(work) is None)
         ]
         plans: dict[str, Plan] = {}
         for work in pending:

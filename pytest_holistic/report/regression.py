@@ -23,6 +23,7 @@ from ..regression_specs import RegressionSpec
 from .compare import Baseline, compare, direction_of, load_baseline, side_of
 
 if TYPE_CHECKING:
+    from ..records import RunInfo
     from .aggregate import RunResults
 
 PREFIX = "holistic::regression"
@@ -162,6 +163,15 @@ class ComparisonPlan:
         verdicts = judge(comparison, self.specs)
         comparison["regressions"] = [verdict.to_dict() for verdict in verdicts]
         return comparison, verdicts
+
+    def held_in_full(self, info: RunInfo) -> list[str]:
+        """Why a run with a regression check cannot stop early: the check pairs every instance with the baseline's,
+        and is judged on all of them (one line per check on a metric the run records)."""
+        return [
+            f"regression check {spec.text}: the paired comparison with the baseline is judged on every instance"
+            for spec in self.specs
+            if spec.scenario in (None, info.scenario) and spec.metric in info.metrics
+        ]
 
     def not_evaluated(self, reason: str) -> dict[str, Any]:
         """The comparison's entry in the report of a run that ended early: nothing paired, no check judged."""

@@ -37,9 +37,9 @@ from .json_report import build_report
 from .ledger import Ledgers
 from .outputs import Writer, write_outputs
 from .regression import ComparisonPlan, RegressionVerdict
+from .sequential import RunSequences
 from .sigterm import SigtermAsInterrupt
 from .terminal import comparison_lines, partial_lines, summary_lines
-from .sequential import RunSequences
 from .verdicts import Verdict, decide, gates_of, not_evaluated
 
 
@@ -187,7 +187,8 @@ class Reporter:
             self.runs.setdefault(header.run.key, RunResults(header.run, find=self.find_metric))
             if header.run.stop_early and header.order and header.run.key not in self.sequences:
                 gates = gates_of(header.run, self.gates)
-                self.sequences[header.run.key] = RunSequences(header.run, gates, header.order, self.stop_level)
+                held = self.plan.held_in_full(header.run) if self.plan is not None else []
+                self.sequences[header.run.key] = RunSequences(header.run, gates, header.order, self.stop_level, held)
         run = self.runs.get(record.run_key)
         if run is None:
             raise InternalError(f"record of {record.nodeid} arrived before its run {record.run_key!r} was described")

@@ -101,11 +101,14 @@ class Settled:
 class RunSequences:
     """One run's sequences, fed in the run's seeded instance order; ``settled`` once every gate is decided."""
 
-    def __init__(self, info: RunInfo, gates: Sequence[Gate], order: Sequence[str], level: float = 0.95) -> None:
+    def __init__(
+        self, info: RunInfo, gates: Sequence[Gate], order: Sequence[str], level: float = 0.95, held: Sequence[str] = ()
+    ) -> None:
+        """``held``: other reasons the run must run in full (a check judged on every instance), one line each."""
         self.order = tuple(order)
         self.level = level
         forms = [sequential_form(gate, info) for gate in gates]
-        self.reasons = tuple(form for form in forms if isinstance(form, str))
+        self.reasons = tuple(form for form in forms if isinstance(form, str)) + tuple(held)
         self.gates = {form.gate.expression: form for form in forms if isinstance(form, SequentialGate)}
         population = len(self.order)
         self.sequences = {

@@ -205,3 +205,18 @@ def test_the_session_leaves_no_stop_behind(project: pytest.Pytester) -> None:
     table: Path = project.path / "cache" / "early-stops.sqlite"
     with sqlite3.connect(table) as connection:
         assert connection.execute("SELECT COUNT(*) FROM stops").fetchone()[0] == 0
+
+
+def test_a_regression_check_on_the_run_keeps_it_in_full(project: pytest.Pytester) -> None:
+    """A paired comparison with a baseline is judged on every instance: the run does not stop, and says so."""
+    project.makepyfile(test_capitals=_suite(count=60))
+    _, baseline = _run(project, "baseline")
+    stored = next((project.path / "reports-baseline").glob("*/latest/report.json"))
+    result, report = _run(
+        project, "cache", "--holistic-stop-early", "--holistic-baseline", str(stored),
+        "--holistic-fail-on-regression", "exact_match:0.05",
+    )  # fmt: skip
+    assert result.ret == 0, result.stdout.str()
+    stop = report["runs"][0]["early_stop"]
+    assert not stop["stopped"] and "regression check exact_match:0.05" in stop["reason"]
+    assert len(report["runs"][0]["instances"]) == len(baseline["runs"][0]["instances"]) == 60
