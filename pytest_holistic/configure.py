@@ -72,6 +72,10 @@ def _configure_reporter(config: pytest.Config, settings: Settings, plan: Compari
         from .report.junit import JunitWriter  # ElementTree loads only when a JUnit file is asked for
 
         writers.append(JunitWriter(settings.junit))
+    if "every-eval-ever" in settings.exports:
+        from .report.export_every_eval_ever import EveryEvalEverWriter  # loads only when the export is asked for
+
+        writers.append(EveryEvalEverWriter(settings.report_dir, shown, run_id))
     ledgers = Ledgers()
     reporter = Reporter(
         config,
