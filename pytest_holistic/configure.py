@@ -76,6 +76,10 @@ def _configure_reporter(config: pytest.Config, settings: Settings, plan: Compari
         from .report.export_every_eval_ever import EveryEvalEverWriter  # loads only when the export is asked for
 
         writers.append(EveryEvalEverWriter(settings.report_dir, shown, run_id))
+    if "inspect" in settings.exports:
+        from .report.export_inspect import InspectWriter
+
+        writers.append(InspectWriter(settings.report_dir, shown, run_id))
     ledgers = Ledgers()
     reporter = Reporter(
         config,

@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from .perturbations.wordlists import WordLists
 
 _DEVICE = re.compile(r"auto|cpu|mps|cuda(:\d+)?")
-EXPORT_FORMATS = ("every-eval-ever",)
+EXPORT_FORMATS = ("every-eval-ever", "inspect")
 """What ``--holistic-export`` can write besides report.json; each format's writer is picked in ``configure.py``."""
 
 

@@ -12,7 +12,7 @@ from typing import Any
 # The report's bootstrap imports numpy; imported here first, as the other report tests do.
 import numpy  # noqa: F401
 import pytest
-from jsonschema import Draft7Validator
+from jsonschema import Draft7Validator, Draft202012Validator
 
 from pytest_holistic import metrics
 from pytest_holistic.plans import Completion
@@ -33,7 +33,7 @@ def validators() -> tuple[Draft7Validator, Draft7Validator]:
     return Draft7Validator(aggregate), Draft7Validator(instance)
 
 
-def errors(validator: Draft7Validator, data: Any) -> list[str]:
+def errors(validator: Draft7Validator | Draft202012Validator, data: Any) -> list[str]:
     return [f"{'/'.join(map(str, error.absolute_path))}: {error.message}" for error in validator.iter_errors(data)]
 
 
@@ -53,17 +53,22 @@ def _run(key: str, scenario: str, provenance: dict[str, Any], multiple_choice: b
     return run
 
 
-@pytest.fixture(scope="module")
-def report() -> dict[str, Any]:
+def hand_built_report() -> dict[str, Any]:
+    """Two runs of four answers (one multiple choice from a shipped file, one from the hub), as report.json holds them."""
     hub = {"kind": "hf", "name": "org/hive", "config": None, "revision": "abc123"}
     runs = [
         _run("t.py::test_hive", "hive", {"kind": "python", "where": "t.py:1"}, multiple_choice=True),
         _run("t.py::test_hub", "hub_hive", hub, multiple_choice=False),
     ]
-    results = Results(
-        "org/tiny-model", None, runs, [], {}, ["pytest"], run_id="20260101-000000-abcdef", started="2026-01-01T00:00:00+00:00"
+    started = "2026-01-01T00:00:00+00:00"
+    return build_report(
+        Results("org/tiny-model", None, runs, [], {}, ["pytest"], run_id="20260101-000000-abcdef", started=started)
     )
-    return build_report(results)
+
+
+@pytest.fixture(scope="module")
+def report() -> dict[str, Any]:
+    return hand_built_report()
 
 
 @pytest.fixture(scope="module")
