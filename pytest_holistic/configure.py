@@ -84,6 +84,14 @@ def _configure_reporter(
         from .report.junit import JunitWriter  # ElementTree loads only when a JUnit file is asked for
 
         writers.append(JunitWriter(settings.junit))
+    if "every-eval-ever" in settings.exports:
+        from .report.export_every_eval_ever import EveryEvalEverWriter  # loads only when the export is asked for
+
+        writers.append(EveryEvalEverWriter(settings.report_dir, shown, run_id))
+    if "inspect" in settings.exports:
+        from .report.export_inspect import InspectWriter
+
+        writers.append(InspectWriter(settings.report_dir, shown, run_id))
     reporter = Reporter(
         config,
         shown,

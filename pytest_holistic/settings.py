@@ -30,6 +30,8 @@ if TYPE_CHECKING:
     from .perturbations.wordlists import WordLists
 
 _DEVICE = re.compile(r"auto|cpu|mps|cuda(:\d+)?")
+EXPORT_FORMATS = ("every-eval-ever", "inspect")
+"""What ``--holistic-export`` can write besides report.json; each format's writer is picked in ``configure.py``."""
 
 
 def add_options(parser: pytest.Parser) -> None:
@@ -151,6 +153,14 @@ def add_options(parser: pytest.Parser) -> None:
         help="also write a JUnit XML file for CI test reporters: one testcase per item and per gate, metrics as properties",
     )
     group.addoption(
+        "--holistic-export",
+        dest="holistic_export",
+        action="append",
+        default=[],
+        metavar="FORMAT",
+        help=f"also write the results in another tool's format, next to report.json: {', '.join(EXPORT_FORMATS)} (repeatable)",
+    )
+    group.addoption(
         "--holistic-baseline",
         dest="holistic_baseline",
         default=None,
@@ -203,6 +213,12 @@ def add_options(parser: pytest.Parser) -> None:
         "folder of HELM's word-list files (see --holistic-word-lists), relative to the ini file",
         default="",
     )
+    parser.addini(
+        "holistic_export",
+        "formats to write besides report.json, one per line (see --holistic-export)",
+        type="linelist",
+        default=[],
+    )
     parser.addini("holistic_batch_size", "contexts or prompts per forward pass, or auto", default="auto")
     parser.addini("holistic_cache_dir", "response cache folder, relative to the ini file", default="")
     parser.addini(
@@ -229,6 +245,7 @@ class Settings:
     overlap: str = "auto"  # compute the next shard in the background: auto (on a GPU), on, off
     perturb: tuple[str, ...] = ()  # perturbations the command line adds to every run (names and sets, checked)
     junit: Path | None = None  # --holistic-junit: the JUnit XML file for CI test reporters
+    exports: tuple[str, ...] = ()  # --holistic-export: formats written next to report.json, each once, in order given
     baseline: Path | None = None  # --holistic-baseline: a stored report.json to compare with
     fail_on_regression: tuple[RegressionSpec, ...] = ()  # --holistic-fail-on-regression checks, parsed
     data_dir: Path | None = None  # --holistic-data-dir: copies of hub datasets in their real schema, read instead of the hub
@@ -293,6 +310,7 @@ class Settings:
             overlap=option.holistic_overlap or "auto",
             perturb=_perturb(option.holistic_perturb),
             junit=_junit_path(config, option.holistic_junit),
+            exports=_exports(config),
             baseline=_path(config, option.holistic_baseline),
             fail_on_regression=check_regression_specs(option.holistic_fail_on_regression, option.holistic_baseline),
             data_dir=_data_dir(config),
@@ -450,6 +468,17 @@ def _junit_path(config: pytest.Config, given: str | None) -> Path | None:
     if given is not None and path is not None and path.is_dir():
         raise UserError(f"--holistic-junit {given}: is a folder; name the XML file to write, e.g. {Path(given) / 'junit.xml'}")
     return path
+
+
+def _exports(config: pytest.Config) -> tuple[str, ...]:
+    """``--holistic-export`` (or the ini's ``holistic_export`` lines): known formats, each once; the command line wins."""
+    given = config.option.holistic_export
+    origin = "--holistic-export" if given else ini_origin(config, "holistic_export")
+    names = [name.strip() for name in (given or config.getini("holistic_export"))]
+    for name in names:
+        if name not in EXPORT_FORMATS:
+            raise UserError(f"{origin} = {name!r} is not a known format; use {' or '.join(EXPORT_FORMATS)}")
+    return tuple(dict.fromkeys(names))
 
 
 def _perturb(given: list[str]) -> tuple[str, ...]:

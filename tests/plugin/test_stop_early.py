@@ -90,6 +90,8 @@ def test_a_gated_run_stops_early_and_the_rest_is_skipped_with_the_decision(proje
     assert used != [f"c{k:03d}" for k in range(stop["n"])]
     # At most the shard the stop fell in was computed past it.
     assert stop["n"] <= _computed(project, "cache") < stop["n"] + int(SHARD)
+    page = next((project.path / "reports-cache").glob("*/latest/report.html")).read_text()
+    assert f"stopped early after {stop['n']} of 200 instances" in page and "holds: [" in page
 
 
 def test_the_verdict_is_the_one_the_full_run_gives(project: pytest.Pytester) -> None:
