@@ -20,7 +20,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..regression_specs import RegressionSpec
-from .compare import Baseline, compare, direction_of, load_baseline, side_of
+from .. import metrics as registry
+from .compare import Baseline, Side, compare, direction_of, load_baseline, side_of
+from .sequential import PairedCheck
 
 if TYPE_CHECKING:
     from ..records import RunInfo
@@ -87,6 +89,17 @@ def _regressed(row: Mapping[str, Any], margin: float) -> bool:
     return regressed
 
 
+def _sequential(sequence: Mapping[str, Any], spec: RegressionSpec) -> tuple[str, str]:
+    """A check decided by its paired-difference sequence on a run stopped early: its status and why, in words."""
+    low, high = sequence["ci"]
+    held = sequence["decision"] == "holds"
+    return ("passed" if held else "failed"), (
+        f"stopped early: the {sequence['level']:.0%} confidence sequence of the paired difference [{low:+.4f}, {high:+.4f}] "
+        f"after {sequence['of']} of {sequence['population']} instances ({sequence['n']} paired) "
+        f"{'rules out' if held else 'shows'} a drop beyond {spec.margin:g}"
+    )
+
+
 def _spec_for(specs: Sequence[RegressionSpec], scenario: str, metric: str) -> RegressionSpec | None:
     """The spec that decides (scenario, metric): one naming the scenario, else the last one for every scenario."""
     own = [spec for spec in specs if spec.metric == metric and spec.scenario == scenario]
@@ -95,8 +108,17 @@ def _spec_for(specs: Sequence[RegressionSpec], scenario: str, metric: str) -> Re
     return chosen[-1] if chosen else None
 
 
-def judge(comparison: Mapping[str, Any], specs: Sequence[RegressionSpec]) -> list[RegressionVerdict]:
-    """A verdict per (scenario, metric) that a spec names: judged, failed with its reason, or not evaluated."""
+def judge(
+    comparison: Mapping[str, Any],
+    specs: Sequence[RegressionSpec],
+    early: Mapping[str, Mapping[str, Mapping[str, Any]]] | None = None,
+) -> list[RegressionVerdict]:
+    """A verdict per (scenario, metric) that a spec names: judged, failed with its reason, or not evaluated.
+
+    ``early`` (run key -> check -> its sequence): on a run stopped early, the check is its paired-difference
+    sequence's decision, which holds at every n, rather than a fixed-n interval over the instances before the stop.
+    """
+    early = early or {}
     verdicts: list[RegressionVerdict] = []
     checked: set[str] = set()  # the metrics some verdict is about
     used: set[RegressionSpec] = set()
@@ -120,6 +142,9 @@ def judge(comparison: Mapping[str, Any], specs: Sequence[RegressionSpec]) -> lis
                 add(label, spec, "skipped", f"not evaluated: the baseline has no {spec.metric} for this scenario")
             elif row["missing"] is not None:
                 add(label, spec, "failed", "no instance scored on both sides matches up (see the comparison's added/removed ids)")
+            elif (sequence := early.get(scenario["key"], {}).get(spec.text)) is not None:
+                status, message = _sequential(sequence, spec)
+                add(label, spec, status, f"{describe(row)}; {message}", row)
             elif _regressed(row, spec.margin):
                 add(label, spec, "failed", f"{describe(row)}; dropped by more than {spec.margin:g} with confidence", row)
             else:
@@ -157,25 +182,50 @@ class ComparisonPlan:
     baseline: Baseline
     specs: tuple[RegressionSpec, ...]
 
-    def run(self, runs: Sequence[RunResults]) -> tuple[dict[str, Any], list[RegressionVerdict]]:
-        """The comparison (report.json's ``comparison``, verdicts included) and each check's verdict."""
+    def run(
+        self, runs: Sequence[RunResults], early: Mapping[str, Mapping[str, Mapping[str, Any]]] | None = None
+    ) -> tuple[dict[str, Any], list[RegressionVerdict]]:
+        """The comparison (report.json's ``comparison``, verdicts included) and each check's verdict. ``early``: per
+        run that stopped early, each check's paired-difference sequence, which decides that check there."""
         comparison = compare([side_of(run) for run in runs], self.baseline)
-        verdicts = judge(comparison, self.specs)
+        verdicts = judge(comparison, self.specs, early or {})
         comparison["regressions"] = [verdict.to_dict() for verdict in verdicts]
         return comparison, verdicts
 
-    def held_in_full(self, info: RunInfo) -> list[str]:
-        """Why a run with a regression check cannot stop early: the check pairs every instance with the baseline's,
-        and is judged on all of them (one line per check on a metric the run records)."""
-        return [
-            f"regression check {spec.text}: the paired comparison with the baseline is judged on every instance"
-            for spec in self.specs
-            if spec.scenario in (None, info.scenario) and spec.metric in info.metrics
-        ]
+    def paired_checks(self, info: RunInfo) -> tuple[list[PairedCheck], list[str]]:
+        """The regression checks on a run that may stop early, each as a paired-difference sequence decides it, and
+        one line for each that cannot stop it (a metric without finite bounds, a run the baseline does not have)."""
+        checks, held = [], []
+        for metric in dict.fromkeys(spec.metric for spec in self.specs):
+            spec = _spec_for(self.specs, info.scenario, metric)
+            if spec is None or metric not in info.metrics:
+                continue
+            base = _baseline_side(self.baseline, info)
+            found = registry.find(metric)
+            if found is None or not (math.isfinite(found.bounds[0]) and math.isfinite(found.bounds[1])):
+                held.append(f"regression check {spec.text}: {metric!r} has no finite bounds, so the run is compared in full")
+            elif base is None:
+                held.append(f"regression check {spec.text}: the baseline has no run to pair with {info.key}")
+            else:
+                scores = {
+                    entry.instance_id: entry.scores[metric]
+                    for entry in base.entries.values()
+                    if entry.perturbation is None and metric in entry.scores
+                }
+                low, high = found.bounds
+                checks.append(PairedCheck(spec.text, metric, spec.margin, found.direction, low, high, scores))
+        return checks, held
 
     def not_evaluated(self, reason: str) -> dict[str, Any]:
         """The comparison's entry in the report of a run that ended early: nothing paired, no check judged."""
         return {"baseline": self.baseline.describe(), "not_evaluated": reason, "regressions": []}
+
+
+def _baseline_side(baseline: Baseline, info: RunInfo) -> Side | None:
+    """The baseline's run this run is compared with: the same key, else the only one of its scenario."""
+    same = [side for side in baseline.runs if side.key == info.key]
+    named = [side for side in baseline.runs if side.scenario == info.scenario]
+    return same[0] if same else named[0] if len(named) == 1 else None
 
 
 def comparison_plan(baseline: Path | None, specs: Sequence[RegressionSpec]) -> ComparisonPlan | None:

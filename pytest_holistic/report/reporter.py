@@ -187,8 +187,8 @@ class Reporter:
             self.runs.setdefault(header.run.key, RunResults(header.run, find=self.find_metric))
             if header.run.stop_early and header.order and header.run.key not in self.sequences:
                 gates = gates_of(header.run, self.gates)
-                held = self.plan.held_in_full(header.run) if self.plan is not None else []
-                self.sequences[header.run.key] = RunSequences(header.run, gates, header.order, self.stop_level, held)
+                paired, held = self.plan.paired_checks(header.run) if self.plan is not None else ([], [])
+                self.sequences[header.run.key] = RunSequences(header.run, gates, header.order, self.stop_level, held, paired)
         run = self.runs.get(record.run_key)
         if run is None:
             raise InternalError(f"record of {record.nodeid} arrived before its run {record.run_key!r} was described")
@@ -305,7 +305,8 @@ class Reporter:
         """Pair this run's records with the baseline's (here, on the controller, which has every record) and emit each check."""
         if self.plan is None:
             return
-        self.comparison, verdicts = self.plan.run(self.ordered_runs())
+        early = {key: paired for key, sequences in self.sequences.items() if (paired := sequences.paired_data())}
+        self.comparison, verdicts = self.plan.run(self.ordered_runs(), early)
         session.testscollected += len(verdicts)
         for verdict in verdicts:
             self._emit_regression(verdict)

@@ -21,7 +21,7 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from .. import metrics as registry
@@ -77,12 +77,37 @@ def sequential_form(gate: Gate, info: RunInfo) -> SequentialGate | str:
 
 
 @dataclass(frozen=True)
+class PairedCheck:
+    """A regression check (``--holistic-fail-on-regression``) as a sequence decides it: the mean of this run's score
+    minus the baseline's, per instance the baseline has, in [low − high, high − low]; the run regressed when that
+    mean is past −margin (past +margin for a lower-is-better metric)."""
+
+    text: str
+    metric: str
+    margin: float
+    direction: Direction
+    low: float
+    high: float
+    baseline: Mapping[str, float]  # instance id -> the baseline's score on the original
+
+    @property
+    def op(self) -> str:
+        return "<=" if self.direction == "lower" else ">="
+
+    @property
+    def threshold(self) -> float:
+        return self.margin if self.direction == "lower" else -self.margin
+
+
+@dataclass(frozen=True)
 class Settled:
-    """Where a run was stopped: after ``n`` of ``population`` instances, each gate's decision and interval."""
+    """Where a run was stopped: after ``n`` of ``population`` instances, each gate's decision and interval, and each
+    regression check's on the instances paired with the baseline so far."""
 
     n: int
     population: int
     decisions: Mapping[str, tuple[Decision, Interval]]
+    paired: Mapping[str, tuple[Decision, Interval, int]] = field(default_factory=dict)
 
     @property
     def early(self) -> bool:
@@ -95,20 +120,42 @@ class Settled:
 
     def reason(self) -> str:
         """The skip reason of every item past the stop: each gate's decision, its bounds and the count."""
-        return "; ".join(self.message(expression) for expression in sorted(self.decisions))
+        checks = [
+            f"regression check `{text}` {'holds' if decision == 'holds' else 'fails'}: paired difference "
+            f"[{low:.2f}, {high:.2f}] after {self.n} of {self.population} items"
+            for text, (decision, (low, high), _) in sorted(self.paired.items())
+        ]
+        return "; ".join([*(self.message(expression) for expression in sorted(self.decisions)), *checks])
 
 
 class RunSequences:
     """One run's sequences, fed in the run's seeded instance order; ``settled`` once every gate is decided."""
 
     def __init__(
-        self, info: RunInfo, gates: Sequence[Gate], order: Sequence[str], level: float = 0.95, held: Sequence[str] = ()
+        self,
+        info: RunInfo,
+        gates: Sequence[Gate],
+        order: Sequence[str],
+        level: float = 0.95,
+        held: Sequence[str] = (),
+        paired: Sequence[PairedCheck] = (),
     ) -> None:
-        """``held``: other reasons the run must run in full (a check judged on every instance), one line each."""
+        """``held``: other reasons the run must run in full, one line each; ``paired``: the regression checks on the
+        run, which must be decided too before it stops."""
         self.order = tuple(order)
         self.level = level
         forms = [sequential_form(gate, info) for gate in gates]
         self.reasons = tuple(form for form in forms if isinstance(form, str)) + tuple(held)
+        self.paired = {check.text: check for check in paired}
+        self.paired_sequences: dict[str, ConfidenceSequence] = {}
+        self._paired_counts = dict.fromkeys(self.paired, 0)
+        for check in paired:
+            matched = sum(1 for instance in self.order if instance in check.baseline)
+            if not matched:
+                self.reasons += (f"regression check {check.text}: no instance of this run is in the baseline",)
+                continue
+            width = check.high - check.low
+            self.paired_sequences[check.text] = ConfidenceSequence(-width, width, level, matched)
         self.gates = {form.gate.expression: form for form in forms if isinstance(form, SequentialGate)}
         population = len(self.order)
         self.sequences = {
@@ -118,6 +165,7 @@ class RunSequences:
         self._waiting: dict[str, dict[str | None, ItemRecord]] = defaultdict(dict)
         self._next = 0
         self._sums = dict.fromkeys(self.gates, 0.0)
+        self._waiting_originals: dict[str, ItemRecord] = {}  # the original of the instance being fed, for paired checks
         self.settled: Settled | None = None
         self.broken: str | None = None  # why the run can no longer stop early (an item without a score)
 
@@ -142,9 +190,31 @@ class RunSequences:
                 self._sums[expression] += values[expression]
                 gate = self.gates[expression].gate
                 decisions[expression] = (sequence.decide(gate.op, gate.threshold), sequence.interval)
-            if all(decision != "undecided" for decision, _ in decisions.values()):
-                self.settled = Settled(self._next, len(self.order), decisions)
+            paired = self._feed_paired(instance_id)
+            if paired is None:
+                break
+            decided = [decision for decision, _ in decisions.values()] + [decision for decision, _, _ in paired.values()]
+            if all(decision != "undecided" for decision in decided):
+                self.settled = Settled(self._next, len(self.order), decisions, paired)
         return self.settled
+
+    def _feed_paired(self, instance_id: str) -> dict[str, tuple[Decision, Interval, int]] | None:
+        """Each regression check after this instance: its difference fed when the baseline has the instance."""
+        original = self._waiting_originals.pop(instance_id, None)
+        decisions: dict[str, tuple[Decision, Interval, int]] = {}
+        for text, sequence in self.paired_sequences.items():
+            check = self.paired[text]
+            base = check.baseline.get(instance_id)
+            if base is not None:
+                score = original.scores.get(check.metric, math.nan) if original is not None else math.nan
+                difference = score - base
+                if not check.low - check.high <= difference <= check.high - check.low:  # NaN too
+                    self.broken = f"instance {instance_id!r} has no {check.metric} score to pair, so the run cannot stop early"
+                    return None
+                sequence.update(difference)
+                self._paired_counts[text] += 1
+            decisions[text] = (sequence.decide(check.op, check.threshold), sequence.interval, self._paired_counts[text])
+        return decisions
 
     def _values(self, instance_id: str) -> dict[str, float] | None:
         """Each gate's per-instance value, or None while a record of the instance is still out."""
@@ -157,6 +227,7 @@ class RunSequences:
             verb = "was skipped by the test" if unusable.outcome == "skipped" else "errored"
             self.broken = f"item {unusable.nodeid} {verb}, so the run cannot stop early"
             return None
+        self._waiting_originals[instance_id] = original
         values: dict[str, float] = {}
         for expression, form in self.gates.items():
             missing = [label for label in form.labels if label not in arrived and label not in self._unchanged[instance_id]]
@@ -216,6 +287,17 @@ class RunSequences:
             "reason": self.settled.reason() if stopped and self.settled is not None else self.why_in_full(),
             "gates": {expression: self.gate_data(expression) for expression in sorted(self.gates)},
         }
+
+    def paired_data(self) -> dict[str, dict[str, Any]]:
+        """Each regression check's sequence where the run stopped early (none when it did not stop)."""
+        settled = self.settled
+        if settled is None or not settled.early:
+            return {}
+        return {
+            text: {"decision": decision, "ci": [low, high], "n": n, "of": settled.n, "population": settled.population,
+                   "level": self.level, "method": METHOD}
+            for text, (decision, (low, high), n) in settled.paired.items()
+        }  # fmt: skip
 
 
 def sequential_result(gate: Gate, run: str, scenario: str, sequences: RunSequences) -> GateResult | None:

@@ -209,16 +209,43 @@ def test_the_session_leaves_no_stop_behind(project: pytest.Pytester) -> None:
         assert connection.execute("SELECT COUNT(*) FROM stops").fetchone()[0] == 0
 
 
-def test_a_regression_check_on_the_run_keeps_it_in_full(project: pytest.Pytester) -> None:
-    """A paired comparison with a baseline is judged on every instance: the run does not stop, and says so."""
-    project.makepyfile(test_capitals=_suite(count=60))
-    _, baseline = _run(project, "baseline")
-    stored = next((project.path / "reports-baseline").glob("*/latest/report.json"))
+def _regressions(report: dict[str, Any]) -> dict[str, tuple[str, str]]:
+    return {check["nodeid"]: (check["status"], check["message"]) for check in report["comparison"]["regressions"]}
+
+
+def test_a_regression_check_is_decided_by_its_paired_sequence(project: pytest.Pytester) -> None:
+    """A baseline that answered every France question, a run that answers only some: the paired difference is decided
+    early, the check fails as it does on the full run, and an unchanged model passes it early."""
+    project.makepyfile(test_capitals=_suite(correct=10))
+    _, _ = _run(project, "baseline")
+    stored = str(next((project.path / "reports-baseline").glob("*/latest/report.json")))
+    project.makepyfile(test_capitals=_suite(correct=7))
+    check = ("--holistic-baseline", stored, "--holistic-fail-on-regression", "exact_match:0.05")
+    early, early_report = _run(project, "early", "--holistic-stop-early", *check)
+    full, full_report = _run(project, "full", *check)
+    assert early.ret == full.ret == 1
+    stop = early_report["runs"][0]["early_stop"]
+    assert stop["stopped"] and "regression check `exact_match:0.05` fails: paired difference" in stop["reason"]
+    ((nodeid, (status, message)),) = _regressions(early_report).items()
+    assert _regressions(full_report)[nodeid][0] == status == "failed"
+    assert "stopped early" in message and f"after {stop['n']} of 200 instances" in message
+    assert validate_report(early_report) == []
+
+    project.makepyfile(test_capitals=_suite(correct=10))
+    same, same_report = _run(project, "same", "--holistic-stop-early", *check)
+    assert same.ret == 0, same.stdout.str()
+    stop = same_report["runs"][0]["early_stop"]
+    assert [status for status, _ in _regressions(same_report).values()] == ["passed"]
+    assert stop["stopped"] and "regression check `exact_match:0.05` holds" in stop["reason"]
+
+
+def test_a_regression_check_on_a_metric_without_bounds_keeps_the_run_in_full(project: pytest.Pytester) -> None:
+    project.makepyfile(test_capitals=_suite(count=60).replace('("exact_match",)', '("exact_match", "edit_distance")'))
+    _run(project, "baseline")
+    stored = str(next((project.path / "reports-baseline").glob("*/latest/report.json")))
     result, report = _run(
-        project, "cache", "--holistic-stop-early", "--holistic-baseline", str(stored),
-        "--holistic-fail-on-regression", "exact_match:0.05",
-    )  # fmt: skip
-    assert result.ret == 0, result.stdout.str()
+        project, "cache", "--holistic-stop-early", "--holistic-baseline", stored, "--holistic-fail-on-regression", "edit_distance:0.05"
+    )
     stop = report["runs"][0]["early_stop"]
-    assert not stop["stopped"] and "regression check exact_match:0.05" in stop["reason"]
-    assert len(report["runs"][0]["instances"]) == len(baseline["runs"][0]["instances"]) == 60
+    assert result.ret == 0 and not stop["stopped"], result.stdout.str()
+    assert "regression check edit_distance:0.05" in stop["reason"] and len(report["runs"][0]["instances"]) == 60
