@@ -11,7 +11,7 @@ from pytest_holistic.gates import parse_gate
 from pytest_holistic.metrics.confidence_sequence import ConfidenceSequence
 from pytest_holistic.plans import Completion
 from pytest_holistic.records import ItemRecord, RunInfo
-from pytest_holistic.report.sequential import RunSequences, sequential_form
+from pytest_holistic.report.sequential import PairedCheck, RunSequences, sequential_form
 from pytest_holistic.scenarios.instance import Instance
 
 TYPOS = {"name": "typos", "family": "robustness", "params": {"prob": 0.1}, "variants": 1}
@@ -126,3 +126,28 @@ def test_a_run_without_gates_never_stops() -> None:
     sequences = RunSequences(_info(), [], ["a"])
     assert not sequences.can_stop
     assert sequences.add(_record("a", None, 1.0)) is None
+
+
+def test_a_regression_check_is_fed_the_paired_differences_of_the_instances_the_baseline_has() -> None:
+    order = [f"i{k:03d}" for k in range(200)]
+    scores = dict(zip(order, _scores(200, 0.5, seed=3)))
+    baseline = {instance: 1.0 for instance in order[::2]}  # every other instance, always right there
+    check = PairedCheck("exact_match:0.05", "exact_match", 0.05, "higher", 0.0, 1.0, baseline)
+    sequences = RunSequences(_info(), [parse_gate("exact_match>=0.1")], order, paired=[check])
+    for instance in order:
+        sequences.add(_record(instance, None, scores[instance]))
+    settled = sequences.settled
+    assert settled is not None and settled.early
+    decision, interval, paired = settled.paired["exact_match:0.05"]
+    used = [instance for instance in order[: settled.n] if instance in baseline]
+    direct = ConfidenceSequence(-1.0, 1.0, population=100)
+    direct.update([scores[instance] - 1.0 for instance in used])
+    assert (decision, interval, paired) == ("fails", direct.interval, len(used))
+    assert direct.decide(">=", -0.05) == "fails"
+    assert "regression check `exact_match:0.05` fails: paired difference" in settled.reason()
+
+
+def test_a_regression_check_with_no_instance_in_the_baseline_keeps_the_run_in_full() -> None:
+    check = PairedCheck("exact_match:0.05", "exact_match", 0.05, "higher", 0.0, 1.0, {"elsewhere": 1.0})
+    sequences = RunSequences(_info(), [parse_gate("exact_match>=0.1")], ["a", "b"], paired=[check])
+    assert not sequences.can_stop and "no instance of this run is in the baseline" in sequences.reasons[0]
