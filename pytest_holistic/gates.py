@@ -193,6 +193,39 @@ def judge(gate: Gate, run: str, scenario: str, observation: Observation) -> Gate
     return GateResult(gate, run, scenario, passed, observation.value, observation.n, (observation.low, observation.high), message)
 
 
+GROUP_PREFIX = "groups"
+GROUP_STATISTICS = ("gap", "worst")
+"""``groups.gap.<metric>``: how much worse the worst instance group is than the best (HELM's performance disparity,
+max − min of the group means); ``groups.worst.<metric>``: the worst group's mean. Over the originals' groups."""
+
+
+def parse_group_number(name: str) -> tuple[str, str] | None:
+    """``groups.gap.exact_match`` -> (gap, exact_match); None for a name that is not a group number."""
+    prefix, _, rest = name.partition(".")
+    statistic, dot, base = rest.partition(".")
+    if prefix != GROUP_PREFIX or not dot or not base:
+        return None
+    return statistic, base
+
+
+def _check_group_number(gate: Gate, known: Sequence[str], where: str) -> None:
+    parsed = parse_group_number(gate.metric)
+    if parsed is None:
+        raise GateSyntaxError(
+            f"gate {gate.expression!r} ({where}): a group number is 'groups.gap.<metric>' or 'groups.worst.<metric>'"
+        )
+    statistic, base = parsed
+    if statistic not in GROUP_STATISTICS:
+        raise GateSyntaxError(
+            f"gate {gate.expression!r} ({where}): no group statistic {statistic!r}; use groups.gap.{base} (best minus worst "
+            f"group mean) or groups.worst.{base} (the worst group's mean)"
+        )
+    if base not in known:
+        close = difflib.get_close_matches(base, sorted(set(known)), n=1, cutoff=0.6)
+        hint = f"did you mean 'groups.{statistic}.{close[0]}'?" if close else "name a per-instance metric the run records"
+        raise GateSyntaxError(f"gate {gate.expression!r} ({where}): no metric {base!r}; {hint}")
+
+
 def check_metric_name(gate: Gate, known: Sequence[str], where: str) -> None:
     """Refuse a gate whose metric looks like a misspelling of a metric that exists, before any model work.
 
@@ -202,6 +235,9 @@ def check_metric_name(gate: Gate, known: Sequence[str], where: str) -> None:
     is not one bound (``exact_match.lower.upper``, ``exact_match.upr``), which would otherwise never be recorded.
     """
     if gate.metric in known:
+        return
+    if gate.metric.partition(".")[0] == GROUP_PREFIX:
+        _check_group_number(gate, known, where)
         return
     from .perturbations import naming  # the perturbation catalog, read only when a gate is not a plain metric
 

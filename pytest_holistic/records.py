@@ -235,22 +235,25 @@ class RunHeader:
     """Sent with the first record of each run from each process: the run's description and the model's identity.
 
     ``order``, for a run that may stop early: the ids of its selected instances in collection order (the seeded
-    order), which the controller feeds its confidence sequences in, whichever process answers first.
+    order), which the controller feeds its confidence sequences in, whichever process answers first; ``groups``:
+    each one's group (None: none), for gates on group numbers.
     """
 
     run: RunInfo
     model: ModelInfo | None
     order: tuple[str, ...] = ()
+    groups: tuple[str | None, ...] = ()
 
     def to_data(self) -> dict[str, Any]:
         data = {"run": self.run.to_data(), "model": self.model.to_data() if self.model is not None else None}
-        return {**data, "order": list(self.order)} if self.order else data
+        return {**data, "order": list(self.order), "groups": list(self.groups)} if self.order else data
 
     @classmethod
     def from_data(cls, data: Mapping[str, Any]) -> RunHeader:
         model = data.get("model")
         order = tuple(str(instance) for instance in data.get("order") or ())
-        return cls(RunInfo.from_data(data["run"]), ModelInfo.from_data(model) if model is not None else None, order)
+        groups = tuple(None if group is None else str(group) for group in data.get("groups") or ())
+        return cls(RunInfo.from_data(data["run"]), ModelInfo.from_data(model) if model is not None else None, order, groups)
 
 
 @dataclass(frozen=True)

@@ -208,6 +208,7 @@ class WorkerSide:
         self.selected: dict[str, int] = {}
         self.stops = stops
         self.orders: dict[str, tuple[str, ...]] = {}  # a stop-early run's selected instances, in collection order
+        self.order_groups: dict[str, tuple[str | None, ...]] = {}  # ... and their groups
         self._positions: dict[str, dict[str, int]] = {}  # ... and each one's place in that order
         self.registered = False  # collection finished and the items were handed to the executor
         cache = ResponseCache(settings.cache_dir) if settings.cache_dir is not None else None
@@ -304,11 +305,12 @@ class WorkerSide:
     def _order_stoppable(self, works: Sequence[Work]) -> None:
         """For each run that may stop early: its selected instances in collection order, which is the seeded order
         its sequences are fed in, the same in every process (each collects and deselects alike)."""
-        orders: dict[str, dict[str, None]] = {}
+        orders: dict[str, dict[str, str | None]] = {}
         for work in works:
             if work.run.stop_early:
-                orders.setdefault(work.run.key, {})[work.instance.id] = None
+                orders.setdefault(work.run.key, {})[work.instance.id] = work.instance.group
         self.orders = {key: tuple(ids) for key, ids in orders.items()}
+        self.order_groups = {key: tuple(ids.values()) for key, ids in orders.items()}
         self._positions = {key: {instance: k for k, instance in enumerate(ids)} for key, ids in self.orders.items()}
 
     def past_stop(self, work: Work) -> str | None:
@@ -383,7 +385,8 @@ class WorkerSide:
         header = None
         if work.run.key not in self._announced:
             self._announced.add(work.run.key)
-            header = RunHeader(work.run.info, self.model.known_info, self.orders.get(work.run.key, ()))
+            key = work.run.key
+            header = RunHeader(work.run.info, self.model.known_info, self.orders.get(key, ()), self.order_groups.get(key, ()))
         self.outbox.record(report, record, header)
         self._checkpoint_if_changed()  # the test body may have asked the model itself (``holistic_model``)
 

@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import math
 import operator
-from collections.abc import Callable, Hashable, Iterable, Sequence
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Literal
 
 from .base import MetricInputError
@@ -270,12 +270,22 @@ class GroupSequences:
     sequence is valid at any time in its own count, so groups may arrive interleaved in any order.
     """
 
-    def __init__(self, groups: Sequence[Hashable], low: float = 0.0, high: float = 1.0, level: float = 0.95) -> None:
+    def __init__(
+        self,
+        groups: Sequence[Hashable],
+        low: float = 0.0,
+        high: float = 1.0,
+        level: float = 0.95,
+        populations: Mapping[Hashable, int] | None = None,
+    ) -> None:
+        """``populations``: each group's size, for sampling without replacement (a scenario's instances in a random
+        order: each group's own instances come in a random order too); None: draws with replacement."""
         if len(set(groups)) != len(groups) or len(groups) < 2:
             raise MetricInputError(f"need at least two distinct groups, got {list(groups)!r}")
         each = 1 - _alpha(level) / len(groups)
         self.level = level
-        self.sequences = {group: ConfidenceSequence(low, high, each) for group in groups}
+        sizes = populations or {}
+        self.sequences = {group: ConfidenceSequence(low, high, each, sizes.get(group)) for group in groups}
 
     def update(self, group: Hashable, values: float | Iterable[float]) -> None:
         if group not in self.sequences:

@@ -345,6 +345,53 @@ def group_breakdown(
     }
 
 
+def _group_statistic(statistic: str, direction: Direction) -> Callable[..., float | None]:
+    """The gap or the worst group's mean of (values, group codes), on lists or the bootstrap's resampled arrays;
+    None (undefined) when fewer than two groups are drawn."""
+    import numpy as np
+
+    def computed(values: Any, codes: Any) -> float | None:
+        values, codes = np.asarray(values, dtype=float), np.asarray(codes, dtype=int)
+        counts = np.bincount(codes)
+        present = counts > 0
+        if int(present.sum()) < 2:
+            return None
+        means = np.bincount(codes, weights=values)[present] / counts[present]
+        worst = float(means.min() if direction == "higher" else means.max())
+        return float(means.max() - means.min()) if statistic == "gap" else worst
+
+    return computed
+
+
+def group_number(records: Sequence[ItemRecord], name: str, find: MetricLookup = registry.find) -> MetricResult | None:
+    """``groups.gap.<metric>`` or ``groups.worst.<metric>`` over the originals' instance groups, with a bootstrap
+    interval over instances; None for another name, a metric with an optimum, or no score of it at all."""
+    from ..gates import GROUP_STATISTICS, parse_group_number
+
+    parsed = parse_group_number(name)
+    if parsed is None or parsed[0] not in GROUP_STATISTICS:
+        return None
+    statistic, base = parsed
+    info = find(base)
+    direction: Direction = info.direction if info is not None else "higher"
+    if direction == "target":
+        return None
+    rows = [
+        (value, str(record.instance.group))
+        for record in records
+        if record.perturbation is None and record.outcome != "skipped" and record.instance.group not in (None, "")
+        and (value := record.scores.get(base)) is not None and not math.isnan(value)
+    ]  # fmt: skip
+    if not rows:
+        return None
+    codes = {group: code for code, group in enumerate(sorted({group for _, group in rows}))}
+    columns: list[list[float]] = [[value for value, _ in rows], [float(codes[group]) for _, group in rows]]
+    bounds = info.bounds if info is not None else None
+    width = (0.0, bounds[1] - bounds[0]) if bounds is not None and statistic == "gap" else bounds
+    chosen = direction if statistic == "worst" else "lower"  # a smaller gap is better
+    return _bootstrapped(name, "fairness", f"group_{statistic}", chosen, None, _group_statistic(statistic, direction), columns, width)
+
+
 @dataclass
 class RunResults:
     """One run's records (the latest per item) and what they add up to, per perturbation (None: originals)."""
@@ -356,6 +403,7 @@ class RunResults:
     _observations: dict[str, Observation] | None = field(default=None, repr=False)
     find: MetricLookup = field(default=registry.find, repr=False, compare=False)
     early_stop: dict[str, Any] | None = None  # a run that could stop early: whether and where it stopped, or why not
+    _group_numbers: dict[str, MetricResult | None] = field(default_factory=dict, repr=False)
 
     @property
     def key(self) -> str:
@@ -370,6 +418,7 @@ class RunResults:
             raise InternalError(f"record of run {record.run_key!r} was given to run {self.key!r}")
         self._records[record.nodeid] = record  # a rerun item replaces its earlier record
         self._metrics.clear()
+        self._group_numbers.clear()
         self._perturbed = None
         self._observations = None
 
@@ -380,6 +429,7 @@ class RunResults:
         for nodeid in dropped:
             del self._records[nodeid]
         self._metrics.clear()
+        self._group_numbers.clear()
         self._perturbed = None
         self._observations = None
         return len(dropped)
@@ -421,6 +471,13 @@ class RunResults:
             results = {**self.metrics(), **self.perturbed().perturbations}
             self._observations = {name: result.observation() for name, result in results.items()}
         return self._observations
+
+    def group_observation(self, name: str) -> Observation | None:
+        """A gate's ``groups.gap.<metric>`` / ``groups.worst.<metric>``, computed when a gate asks (None: not one)."""
+        if name not in self._group_numbers:
+            self._group_numbers[name] = group_number(self.records, name, self.find)
+        result = self._group_numbers[name]
+        return result.observation() if result is not None else None
 
     def groups(self) -> list[dict[str, Any]]:
         """Per-group breakdowns (HELM performance disparities) of the run's declared per-item metrics."""

@@ -188,7 +188,10 @@ class Reporter:
             if header.run.stop_early and header.order and header.run.key not in self.sequences:
                 gates = gates_of(header.run, self.gates)
                 paired, held = self.plan.paired_checks(header.run) if self.plan is not None else ([], [])
-                self.sequences[header.run.key] = RunSequences(header.run, gates, header.order, self.stop_level, held, paired)
+                groups = dict(zip(header.order, header.groups, strict=False))
+                self.sequences[header.run.key] = RunSequences(
+                    header.run, gates, header.order, self.stop_level, held, paired, groups
+                )
         run = self.runs.get(record.run_key)
         if run is None:
             raise InternalError(f"record of {record.nodeid} arrived before its run {record.run_key!r} was described")

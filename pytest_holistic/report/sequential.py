@@ -20,14 +20,14 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from .. import metrics as registry
-from ..gates import Gate, GateResult
+from ..gates import GROUP_STATISTICS, Gate, GateResult, parse_group_number
 from ..metrics.base import Direction
-from ..metrics.confidence_sequence import ConfidenceSequence, Decision, Interval
+from ..metrics.confidence_sequence import ConfidenceSequence, Decision, GroupSequences, Interval, decide
 from ..perturbations import naming
 from ..records import ItemRecord, RunInfo
 from .perturbed import labels_of, unchanged_by_instance, worst
@@ -41,7 +41,8 @@ STOPPABLE_FAMILIES = ("robustness", "fairness")
 @dataclass(frozen=True)
 class SequentialGate:
     """A gate in the form a sequence can decide: the per-instance metric, its bounds and direction, and the variant
-    labels its worst case is taken over (none: the original's score)."""
+    labels its worst case is taken over (none: the original's score); ``group``: a group number's statistic (gap,
+    worst), decided by one sequence per instance group."""
 
     gate: Gate
     metric: str
@@ -50,12 +51,60 @@ class SequentialGate:
     direction: Direction
     optimum: float | None
     labels: tuple[str, ...]
+    group: str | None = None
+
+
+class GroupGate:
+    """A gate on a group number: one sequence per group (union bound over the k groups, each without replacement
+    over its own instances); the gap's interval is their spread, the worst group's is the range of the worst mean."""
+
+    def __init__(self, form: SequentialGate, populations: Mapping[str, int], level: float) -> None:
+        self.form = form
+        sizes: dict[Hashable, int] = {group: size for group, size in populations.items()}
+        self.groups = GroupSequences(sorted(populations), form.low, form.high, level, sizes)
+        self._sums = dict.fromkeys(populations, 0.0)
+        self._counts = dict.fromkeys(populations, 0)
+
+    def update(self, group: str, value: float) -> None:
+        self.groups.update(group, value)
+        self._sums[group] += value
+        self._counts[group] += 1
+
+    @property
+    def interval(self) -> Interval:
+        if self.form.group == "gap":
+            return self.groups.spread
+        intervals = [sequence.interval for sequence in self.groups.sequences.values()]
+        pick = min if self.form.direction == "higher" else max
+        return pick(low for low, _ in intervals), pick(high for _, high in intervals)
+
+    def decide(self, op: str, threshold: float) -> Decision:
+        return decide(self.interval, op, threshold)
+
+    @property
+    def value(self) -> float:
+        """The number over the instances fed: the gap between the group means, or the worst group's mean."""
+        means = [self._sums[group] / count for group, count in self._counts.items() if count]
+        if len(means) < 2:
+            return math.nan
+        if self.form.group == "gap":
+            return max(means) - min(means)
+        return min(means) if self.form.direction == "higher" else max(means)
 
 
 def sequential_form(gate: Gate, info: RunInfo) -> SequentialGate | str:
     """The gate as a sequence decides it on this run, or why it cannot stop the run early (one line)."""
     if gate.bound != "mean" or gate.target is not None:
         return f"gate {gate.expression}: a gate on an interval end or a distance depends on the final n"
+    grouped = parse_group_number(gate.metric)
+    if grouped is not None and grouped[0] in GROUP_STATISTICS:
+        inner = Gate(gate.scenario, grouped[1], gate.op, gate.threshold, gate.origin)
+        form = sequential_form(inner, info)
+        if isinstance(form, str):
+            return form.replace(f"gate {inner.expression}", f"gate {gate.expression}", 1)
+        if form.direction == "target":
+            return f"gate {gate.expression}: {grouped[1]!r} has an optimum, so its groups have no worst by one direction"
+        return SequentialGate(gate, form.metric, form.low, form.high, form.direction, None, (), grouped[0])
     parsed = naming.parse(gate.metric)
     base = gate.metric
     labels: tuple[str, ...] = ()
@@ -139,9 +188,10 @@ class RunSequences:
         level: float = 0.95,
         held: Sequence[str] = (),
         paired: Sequence[PairedCheck] = (),
+        groups: Mapping[str, str | None] | None = None,
     ) -> None:
         """``held``: other reasons the run must run in full, one line each; ``paired``: the regression checks on the
-        run, which must be decided too before it stops."""
+        run, which must be decided too before it stops; ``groups``: each instance's group, for group numbers."""
         self.order = tuple(order)
         self.level = level
         forms = [sequential_form(gate, info) for gate in gates]
@@ -159,8 +209,23 @@ class RunSequences:
         self.gates = {form.gate.expression: form for form in forms if isinstance(form, SequentialGate)}
         population = len(self.order)
         self.sequences = {
-            expression: ConfidenceSequence(form.low, form.high, level, population) for expression, form in self.gates.items()
+            expression: ConfidenceSequence(form.low, form.high, level, population)
+            for expression, form in self.gates.items()
+            if form.group is None
         }
+        self._groups = {instance: str(group) for instance, group in (groups or {}).items() if group not in (None, "")}
+        sizes: dict[str, int] = {}
+        for instance in self.order:
+            if instance in self._groups:
+                sizes[self._groups[instance]] = sizes.get(self._groups[instance], 0) + 1
+        self.grouped: dict[str, GroupGate] = {}
+        for expression, form in self.gates.items():
+            if form.group is None:
+                continue
+            if len(sizes) < 2:
+                self.reasons += (f"gate {expression}: the run's instances are not in two groups or more",)
+            else:
+                self.grouped[expression] = GroupGate(form, sizes, level)
         self._unchanged = unchanged_by_instance(info)
         self._waiting: dict[str, dict[str | None, ItemRecord]] = defaultdict(dict)
         self._next = 0
@@ -190,6 +255,12 @@ class RunSequences:
                 self._sums[expression] += values[expression]
                 gate = self.gates[expression].gate
                 decisions[expression] = (sequence.decide(gate.op, gate.threshold), sequence.interval)
+            group = self._groups.get(instance_id)
+            for expression, grouped in self.grouped.items():
+                if group is not None:  # an instance without a group is in no group number, as in the full run's
+                    grouped.update(group, values[expression])
+                gate = self.gates[expression].gate
+                decisions[expression] = (grouped.decide(gate.op, gate.threshold), grouped.interval)
             paired = self._feed_paired(instance_id)
             if paired is None:
                 break
@@ -247,8 +318,14 @@ class RunSequences:
         return self._next
 
     def mean(self, expression: str) -> float:
-        """The gate's per-instance values averaged over the instances fed: the run's number over them."""
+        """The gate's number over the instances fed: the mean of its per-instance values, or the group number."""
+        if expression in self.grouped:
+            return self.grouped[expression].value
         return self._sums[expression] / self._next if self._next else math.nan
+
+    def _interval(self, expression: str) -> Interval:
+        grouped = self.grouped.get(expression)
+        return grouped.interval if grouped is not None else self.sequences[expression].interval
 
     def why_in_full(self) -> str | None:
         """Why the run was not stopped early (None when it was)."""
@@ -262,15 +339,14 @@ class RunSequences:
 
     def gate_data(self, expression: str) -> dict[str, Any]:
         """One gate's sequence for the report: its interval and decision now, the count, the level and the method."""
-        sequence = self.sequences[expression]
         gate = self.gates[expression].gate
-        low, high = sequence.interval
+        low, high = self._interval(expression)
         return {
             "stopped": self.settled is not None and self.settled.early,
             "n": self.fed,
             "of": len(self.order),
             "ci": [low, high],
-            "decision": sequence.decide(gate.op, gate.threshold),
+            "decision": decide((low, high), gate.op, gate.threshold),
             "level": self.level,
             "method": METHOD,
         }

@@ -20,7 +20,7 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
-from ..gates import Gate, GateResult, Observation, judge
+from ..gates import Gate, GateResult, Observation, judge, parse_group_number
 from ..metrics.base import EFFICIENCY
 from ..perturbations import naming
 from ..records import CollectedRun, RunInfo
@@ -58,6 +58,9 @@ def _plans(info: RunInfo, metric: str) -> bool:
     """Whether the run would record ``metric``: one it asked for, an efficiency figure, or a number its variants derive."""
     if metric in info.metrics or metric in EFFICIENCY:
         return True
+    grouped = parse_group_number(metric)
+    if grouped is not None:
+        return grouped[1] in info.metrics
     parsed = naming.parse(metric)
     if parsed is None or not info.perturbations:
         return False
@@ -70,12 +73,25 @@ def _perturbation_hint(metric: str) -> str:
     return "" if parsed is None else f"; it needs perturbed variants: {naming.variants_hint(parsed.prefix)}"
 
 
+def _observed(run: RunResults, observations: Mapping[str, Observation], metric: str) -> Observation | None:
+    """The run's number for a gate: one it computed, else a group number (``groups.gap.<metric>``) computed now."""
+    found = observations.get(metric)
+    return found if found is not None else run.group_observation(metric)
+
+
 def judge_run(gate: Gate, run: RunResults, observations: Mapping[str, Observation]) -> GateResult:
     """The gate against one run that has records: compared (``gates.judge``), or failed with why its metric is missing."""
     key, scenario = run.key, run.info.scenario
-    observation = observations.get(gate.metric)
+    observation = _observed(run, observations, gate.metric)
     if observation is not None and observation.n:
         return judge(gate, key, scenario, observation)
+    grouped = parse_group_number(gate.metric)
+    if grouped is not None:
+        message = (
+            f"gate {gate.expression} on {scenario}: {gate.metric!r} needs {grouped[1]!r} scored on instances of at least "
+            "two groups; give the scenario's Fields a group= column (or Instance(group=...)), and record the metric"
+        )
+        return _failed(gate, key, scenario, message)
     parsed = naming.parse(gate.metric)
     if parsed is not None:  # a robustness or fairness number: the run's own account, else the option that adds variants
         fix = _why_missing(run, gate) or naming.variants_hint(parsed.prefix)
@@ -158,7 +174,7 @@ def decide(
         entry = collected.get(key)
         if run is not None and any(record.outcome != "skipped" for record in run.records):
             observations = run.observations()
-            recorded = [gate for gate in unscoped if (seen := observations.get(gate.metric)) is not None and seen.n]
+            recorded = [gate for gate in unscoped if (seen := _observed(run, observations, gate.metric)) is not None and seen.n]
             for gate in recorded:
                 observed_by[gate].append(key)
             for gate in _distinct([*own, *recorded]):

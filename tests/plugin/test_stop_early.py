@@ -249,3 +249,47 @@ def test_a_regression_check_on_a_metric_without_bounds_keeps_the_run_in_full(pro
     stop = report["runs"][0]["early_stop"]
     assert result.ret == 0 and not stop["stopped"], result.stdout.str()
     assert "regression check edit_distance:0.05" in stop["reason"] and len(report["runs"][0]["instances"]) == 60
+
+
+GROUPED = """
+import pytest
+from pytest_holistic import Instance, scenario
+
+@scenario
+def capitals():
+    # group "even" is always asked about France (answered right); group "odd" 6 times in 10
+    for k in range(200):
+        city = "France" if k % 2 == 0 or (k // 2) % 10 < 6 else "Japan"
+        yield Instance(id=f"c{k:03d}", input=f"Question {k}: the capital of {city} is", references=(" Paris",),
+                       group="even" if k % 2 == 0 else "odd")
+
+@pytest.mark.holistic(capitals, adapter="generation", input_suffix="", output_prefix="", max_tokens=3,
+                      max_train_instances=0, metrics=("exact_match",),
+                      gates=("groups.gap.exact_match<=0.1", "groups.worst.exact_match>=0.3"))
+def test_capitals(instance, completion):
+    pass
+"""
+
+
+def test_gates_on_group_numbers_are_judged_and_stop_early_alike(project: pytest.Pytester) -> None:
+    """The gap between the groups' means (HELM's disparity) and the worst group's mean: judged on the full run with a
+    bootstrap interval, decided early by one sequence per group, with the same verdicts."""
+    project.makepyfile(test_capitals=GROUPED)
+    full, full_report = _run(project, "full")
+    early, early_report = _run(project, "early", "--holistic-stop-early")
+    assert full.ret == early.ret == 1
+    verdicts = {g["gate"]: (g["status"], g["observed"]) for g in full_report["gates"]}
+    assert verdicts["groups.gap.exact_match<=0.1"][0] == "failed"
+    assert verdicts["groups.gap.exact_match<=0.1"][1] == pytest.approx(0.4)
+    assert verdicts["groups.worst.exact_match>=0.3"] == ("passed", pytest.approx(0.6))
+    assert {g["gate"]: g["status"] for g in early_report["gates"]} == {gate: status for gate, (status, _) in verdicts.items()}
+    stop = early_report["runs"][0]["early_stop"]
+    assert stop["stopped"] and stop["n"] < 200
+    assert all(g["sequence"]["stopped"] and g["sequence"]["n"] == stop["n"] for g in early_report["gates"])
+
+
+def test_a_misspelt_group_number_is_refused_before_any_model_work(project: pytest.Pytester) -> None:
+    project.makepyfile(test_capitals=GROUPED)
+    result, _ = _run(project, "cache", "--holistic-gate", "groups.wrost.exact_match>=0.5")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*no group statistic 'wrost'; use groups.gap.exact_match*groups.worst.exact_match*"])

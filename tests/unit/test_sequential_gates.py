@@ -8,7 +8,7 @@ import random
 import pytest
 
 from pytest_holistic.gates import parse_gate
-from pytest_holistic.metrics.confidence_sequence import ConfidenceSequence
+from pytest_holistic.metrics.confidence_sequence import ConfidenceSequence, GroupSequences
 from pytest_holistic.plans import Completion
 from pytest_holistic.records import ItemRecord, RunInfo
 from pytest_holistic.report.sequential import PairedCheck, RunSequences, sequential_form
@@ -151,3 +151,34 @@ def test_a_regression_check_with_no_instance_in_the_baseline_keeps_the_run_in_fu
     check = PairedCheck("exact_match:0.05", "exact_match", 0.05, "higher", 0.0, 1.0, {"elsewhere": 1.0})
     sequences = RunSequences(_info(), [parse_gate("exact_match>=0.1")], ["a", "b"], paired=[check])
     assert not sequences.can_stop and "no instance of this run is in the baseline" in sequences.reasons[0]
+
+
+def _grouped_record(instance_id: str, group: str, score: float) -> ItemRecord:
+    record = _record(instance_id, None, score)
+    instance = Instance(instance_id, record.instance.input, ("gold",), group=group)
+    return ItemRecord(record.nodeid, record.run_key, instance, None, "p", record.completion, record.scores, "passed", "main")
+
+
+def test_a_group_gap_gate_is_decided_by_one_sequence_per_group() -> None:
+    order = [f"i{k:03d}" for k in range(300)]
+    groups = {instance: "a" if k % 3 else "b" for k, instance in enumerate(order)}
+    rng = random.Random(5)
+    scores = {instance: float(rng.random() < (0.9 if groups[instance] == "a" else 0.4)) for instance in order}
+    gate = parse_gate("groups.gap.exact_match<=0.1")
+    sequences = RunSequences(_info(), [gate], order, groups=groups)
+    for instance in order:
+        sequences.add(_grouped_record(instance, groups[instance], scores[instance]))
+    settled = sequences.settled
+    assert settled is not None and settled.early and settled.decisions[gate.expression][0] == "fails"
+    used = order[: settled.n]
+    direct = GroupSequences(["a", "b"], populations={"a": 200, "b": 100})
+    for instance in used:
+        direct.update(groups[instance], scores[instance])
+    assert settled.decisions[gate.expression][1] == direct.spread
+    means = [sum(scores[i] for i in used if groups[i] == g) / sum(1 for i in used if groups[i] == g) for g in ("a", "b")]
+    assert sequences.mean(gate.expression) == pytest.approx(abs(means[0] - means[1]))
+
+
+def test_a_group_gate_needs_two_groups_to_stop_early() -> None:
+    sequences = RunSequences(_info(), [parse_gate("groups.worst.exact_match>=0.5")], ["a", "b"], groups={"a": "x", "b": "x"})
+    assert not sequences.can_stop and "not in two groups or more" in sequences.reasons[0]
