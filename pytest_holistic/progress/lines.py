@@ -18,7 +18,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from .printable import printable
+from ..printable import printable
 
 
 def _duration(seconds: float) -> str:
