@@ -486,6 +486,8 @@ class WorkerSide:
 
     def finish(self) -> None:
         """Send this process's runs, if collection was cut short (Ctrl-C) before ``register``, and its summary."""
+        if self.model.progress is not None:  # before pytest's summary: no heartbeat line can follow it
+            self.model.progress.close()
         memory = peak_memory()
         if self.model.loaded:  # for warm runs, which replay the answers without loading the model
             self.model.remember_peak_memory(memory)

@@ -80,6 +80,19 @@ class BusyClock:
         return self.clock() - self._since if self._open == 0 else 0.0
 
 
+def _work(request: Hashable) -> float:
+    """What a request costs the model, for the time left: characters in, plus a token's worth (4) per token out.
+
+    Only relative sizes matter, and they follow the batches' lengths, which the backend sorts by, so the time left
+    stays honest when the longer batches come last.
+    """
+    if isinstance(request, GenerationRequest):
+        return len(request.prompt) + 4 * request.max_tokens + 1
+    if isinstance(request, LoglikelihoodRequest):
+        return len(request.context) + len(request.continuation) + 1
+    return 1.0
+
+
 def _first_line(error: BaseException) -> str:
     text = str(error).strip()
     return f"{type(error).__name__}: {text.splitlines()[0]}" if text else type(error).__name__
@@ -169,7 +182,11 @@ class CachedModel(BatchStreaming):
             if self.progress is not None:  # the identity is known by now when a cache asked for it; never resolved here
                 self.progress.loading(self._identity.name if self._identity is not None else "")
             started = time.perf_counter()
-            self._model = self._guarded(lambda: self.backend.load())
+            try:
+                self._model = self._guarded(lambda: self.backend.load())
+            finally:
+                if self.progress is not None:  # loaded or failed: the heartbeat stops here
+                    self.progress.idle()
             self.stats.load_seconds = time.perf_counter() - started
             if self.progress is not None:
                 self.progress.loaded(self._model.info.name, self.stats.load_seconds, dict(self._model.info.details))
@@ -261,6 +278,8 @@ class CachedModel(BatchStreaming):
         waiting on a hung server ends now rather than at the request's deadline.
         """
         self._cancelled = True
+        if self.progress is not None:  # no heartbeat line for a batch that will be cut off
+            self.progress.close()
         cancel = getattr(self._model, "cancel", None)
         if callable(cancel):
             cancel()
@@ -319,20 +338,26 @@ class CachedModel(BatchStreaming):
             if not missing:
                 return
         batches = compute(model)(missing)
+        work = [_work(request) for request in missing] if self.progress is not None else []
         with self._busy:
             self._clock.enter()
             if self.progress is not None:
-                self.progress.started("generation" if kind == "generate" else "scoring", len(missing))
+                self.progress.started("generation" if kind == "generate" else "scoring", len(missing), sum(work))
         answered: set[int] = set()
         try:
             while True:
                 if self._cancelled:
                     raise Cancelled("the session is ending; the remaining requests were not computed")
                 started = time.perf_counter()
+                if self.progress is not None:
+                    self.progress.computing()
                 try:
                     batch = next(batches)
                 except StopIteration:
                     break
+                finally:
+                    if self.progress is not None:  # the batch is over, however it ended: no heartbeat after it
+                        self.progress.idle()
                 pairs = [(missing[index], result) for index, result in batch]
                 done = [(request, result) for request, result in pairs if not isinstance(result, Failed)]
                 with self._busy:
@@ -341,7 +366,7 @@ class CachedModel(BatchStreaming):
                     answered.update(index for index, _ in batch)
                     self._commit(kind, [(keys[request], result) for request, result in done if request in keys], identity)
                     if self.progress is not None:
-                        self.progress.advanced(len(batch))
+                        self.progress.advanced(len(batch), sum(work[index] for index, _ in batch if index < len(work)))
                 yield expand(pairs)
         finally:
             with self._busy:

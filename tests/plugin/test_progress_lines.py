@@ -33,3 +33,29 @@ def test_loading_lines_are_printed_once_outside_the_captured_output(pytester: py
     assert "Captured stdout" not in output  # the lines were not swallowed by the failing items' capture
     quiet = pytester.runpytest_subprocess("--model", f"scripted:{rules}", "-p", "no:cacheprovider", "-qq", timeout=300)
     assert "pytest-holistic: loading" not in quiet.stdout.str()
+
+
+HEARTBEAT_CONFTEST = """
+import pytest
+from pytest_holistic.worker import WORKER_SIDE
+
+@pytest.hookimpl(trylast=True)
+def pytest_configure(config):
+    config.stash[WORKER_SIDE].model.progress.heartbeat.every = 0.2  # seconds, not a terminal's 10: a short test
+"""
+
+
+def test_a_slow_batch_prints_a_heartbeat_on_the_terminal_and_none_after_the_summary(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_tiny=SUITE)
+    pytester.makeconftest(HEARTBEAT_CONFTEST)
+    rules = pytester.path / "rules.json"
+    rules.write_text(json.dumps({"default": " yes", "batch_size": 1, "delay": 0.7}))  # each batch: 0.7 s in the model
+    result = pytester.runpytest_subprocess("--model", f"scripted:{rules}", "-p", "no:cacheprovider", timeout=300)
+    result.assert_outcomes(failed=2)
+    lines = result.stdout.lines
+    beats = [n for n, line in enumerate(lines) if line.startswith("pytest-holistic: still computing generation batch ")]
+    assert beats, result.stdout.str()
+    assert "(0/2 requests done, " in lines[beats[0]]
+    summary = max(n for n, line in enumerate(lines) if "failed" in line and line.startswith("="))
+    assert max(beats) < summary
+    assert "Captured stdout" not in result.stdout.str()

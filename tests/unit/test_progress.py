@@ -1,10 +1,12 @@
-"""Progress lines: when they appear (throttled, quiet for short streams), and what they say (rate, time left)."""
+"""Progress lines: when they appear (throttled, quiet for short streams), and what they say (rate, time left as a
+range); the heartbeat during one long batch or load, driven by a fake clock through ``tick`` (no thread but one)."""
 
 from __future__ import annotations
 
 import pytest
 
 from pytest_holistic.progress import ItemProgress, ModelProgress
+from pytest_holistic.progress.estimate import TimeLeft, duration, span
 
 
 class Clock:
@@ -24,14 +26,14 @@ def test_a_short_stream_says_nothing_and_a_long_one_says_rate_and_time_left() ->
     progress.advanced(20)  # 2 s in: still quiet
     assert lines == []
     clock.now += 2.0
-    progress.advanced(20)  # 40 requests in 4 s: 10/s, 60 left -> 6 s
+    progress.advanced(20)  # 40 requests in 4 s, two batches at the same pace: 10/s, 60 left -> 6 s
     assert lines == ["pytest-holistic: generation 40/100 requests, 10.0 requests/s, about 6 s left"]
     clock.now += 5.0
     progress.advanced(10)  # 5 s after the last line: throttled on a terminal (every 10 s)
     assert len(lines) == 1
     clock.now += 5.0
-    progress.advanced(10)  # 60 in 14 s
-    assert lines[-1] == "pytest-holistic: generation 60/100 requests, 4.3 requests/s, about 9 s left"
+    progress.advanced(10)  # 60 in 14 s; batches of 0.1 and 0.5 s a request: 40 left take 4 to 20 s
+    assert lines[-1] == "pytest-holistic: generation 60/100 requests, 4.3 requests/s, about 4-20 s left"
     clock.now += 20.0
     progress.advanced(40)  # done: the last batch needs no estimate
     assert len(lines) == 2
@@ -71,21 +73,36 @@ def test_item_progress_measures_from_the_first_finished_item() -> None:
     progress.expect(1000)
     clock.now += 600.0  # workers start and load the model: not part of the rate
     progress.finished()
-    for _ in range(100):
+    for _ in range(700):
         clock.now += 0.1
-        progress.finished()  # 100 items in 10 s after the first
-    assert lines == ["pytest-holistic: 51/1000 items, 10.0 items/s, about 1 min 35 s left"]
+        progress.finished()  # 10 items/s after the first, one window a line
+    assert lines == [
+        "pytest-holistic: 51/1000 items, 10.0 items/s, time left unknown",
+        "pytest-holistic: 351/1000 items, 10.0 items/s, about 65 s left",
+        "pytest-holistic: 651/1000 items, 10.0 items/s, about 35 s left",
+    ]
+
+
+def test_item_progress_gives_a_range_when_shards_finish_unevenly() -> None:
+    """Items arrive a shard at a time; a slower shard later widens the range instead of being ignored."""
+    lines: list[str] = []
+    clock = Clock()
+    progress = ItemProgress(lines.append, tty=False, clock=clock, log_every=30.0, quiet_for=5.0)
+    progress.expect(400)
+    for wait in (0.0, 40.0, 40.0, 120.0):  # shards of 50 items, the last one three times slower
+        clock.now += wait
+        for _ in range(50):
+            progress.finished()
+    assert lines[:2] == [  # a line at the first item of each shard after the first
+        "pytest-holistic: 51/400 items, 1.2 items/s, time left unknown",
+        "pytest-holistic: 101/400 items, 1.2 items/s, about 4 min left",
+    ]
+    assert lines[2] == "pytest-holistic: 151/400 items, 0.8 items/s, about 3-10 min left"  # 0.8 to 2.4 s an item
 
 
 @pytest.mark.parametrize(("seconds", "text"), [(59.4, "59 s"), (125, "2 min 05 s"), (7300, "2 h 01 min")])
 def test_durations_read_naturally(seconds: float, text: str) -> None:
-    lines: list[str] = []
-    clock = Clock()
-    progress = ModelProgress(lines.append, tty=False, clock=clock, quiet_for=0.0)
-    progress.started("generation", 2)
-    clock.now += seconds
-    progress.advanced(1)  # one of two in `seconds`: as long again to go
-    assert lines[-1].endswith(f"about {text} left")
+    assert duration(seconds) == text
 
 
 def test_streams_open_at_once_are_one_count() -> None:
@@ -96,11 +113,57 @@ def test_streams_open_at_once_are_one_count() -> None:
     progress.started("generation", 10)
     progress.started("generation", 30)
     clock.now += 2.0
-    progress.advanced(8)
-    assert lines == ["pytest-holistic: generation 8/40 requests, 4.0 requests/s, about 8 s left"]
+    progress.advanced(4)
+    clock.now += 2.0
+    progress.advanced(4)
+    assert lines[-1] == "pytest-holistic: generation 8/40 requests, 2.0 requests/s, about 16 s left"
     progress.finished()
     progress.finished()
     progress.started("scoring", 5)  # all closed: a new count
     clock.now += 2.0
     progress.advanced(1)
     assert lines[-1].startswith("pytest-holistic: scoring 1/5 requests")
+
+
+def test_the_time_left_is_unknown_before_two_batches_and_widens_with_their_spread() -> None:
+    left = TimeLeft()
+    assert left.text(100) == "time left unknown"
+    left.add(10, 10.0)
+    assert left.text(100) == "time left unknown"  # one batch says nothing about the next
+    left.add(10, 10.0)
+    assert left.text(100) == "about 2 min left"  # 100 s
+    widths = []
+    for slow in (12.0, 20.0, 40.0):
+        uneven = TimeLeft()
+        for seconds in (10.0, slow, 10.0, slow):
+            uneven.add(10, seconds)
+        low, high = uneven.bounds(100) or (0.0, 0.0)
+        assert low <= 100.0 <= high
+        widths.append(high - low)
+    assert widths == sorted(widths) and widths[0] < widths[-1]
+
+
+def test_longer_batches_still_to_come_lengthen_the_time_left() -> None:
+    """Measured per unit of work (characters), not per request: the short batches done first promise nothing."""
+    lines: list[str] = []
+    clock = Clock()
+    progress = ModelProgress(lines.append, tty=False, clock=clock, quiet_for=0.0, log_every=1.0)
+    progress.started("scoring", 40, work=10 * 100 * 2 + 10 * 1000 * 2)  # 20 short requests, then 20 ten times longer
+    for _ in range(2):
+        clock.now += 10.0
+        progress.advanced(10, work=10 * 100)
+    assert lines[-1] == "pytest-holistic: scoring 20/40 requests, 1.0 requests/s, about 3 min left"  # 200 s, not 20 s
+
+
+@pytest.mark.parametrize(
+    ("low", "high", "text"),
+    [
+        (20, 40, "about 20-40 s"),
+        (30, 200, "under 4 min"),
+        (120, 240, "about 2-4 min"),
+        (7000, 11000, "about 1-4 h"),
+        (239, 241, "about 4 min"),
+    ],
+)
+def test_ranges_read_naturally_and_hold_both_ends(low: float, high: float, text: str) -> None:
+    assert span(low, high) == text

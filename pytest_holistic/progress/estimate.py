@@ -1,0 +1,62 @@
+"""How long is left, as a range as wide as what was seen so far is uneven.
+
+A point estimate from the rate so far reads as a promise: one batch of long prompts after a few short ones, and
+"about 13 s left" becomes minutes. Here each finished batch (or each window of finished items) gives its seconds
+per unit of work, a unit being whatever the caller counts (a request, a character of prompt); the time left is
+the remaining work at the mean rate give or take one standard deviation of those rates, kept within the fastest
+and the slowest rate seen. Units that scale with a batch's length (characters rather than requests) keep the
+range honest when the batches still to come are longer than those done. Before two samples it is unknown.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from dataclasses import dataclass, field
+
+
+def duration(seconds: float) -> str:
+    """A duration in words: ``59 s``, ``2 min 05 s``, ``2 h 01 min``."""
+    seconds = max(0, round(seconds))
+    if seconds < 90:
+        return f"{seconds} s"
+    minutes, seconds = divmod(seconds, 60)
+    if minutes < 90:
+        return f"{minutes} min {seconds:02d} s"
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours} h {minutes:02d} min"
+
+
+def span(low: float, high: float) -> str:
+    """A range of seconds in words, rounded outwards so it holds both ends: ``about 20-40 s``, ``under 3 min``;
+    ``about 4 min`` when both ends round to the same number."""
+    unit, size = ("s", 1) if high < 90 else ("min", 60) if high < 90 * 60 else ("h", 3600)
+    if round(low / size) == round(high / size):  # as good as one number
+        return f"about {max(1, round(high / size))} {unit}"
+    lo, hi = math.floor(low / size), math.ceil(high / size)
+    if lo <= 0:
+        return f"under {hi} {unit}"
+    return f"about {lo}-{hi} {unit}"
+
+
+@dataclass
+class TimeLeft:
+    """Seconds per unit of work, one sample per finished batch; the time the remaining work takes, in words."""
+
+    rates: list[float] = field(default_factory=list)
+
+    def add(self, units: float, seconds: float) -> None:
+        if units > 0 and seconds >= 0:
+            self.rates.append(seconds / units)
+
+    def bounds(self, remaining: float) -> tuple[float, float] | None:
+        """The shortest and the longest plausible time for ``remaining`` units; None before two samples."""
+        if len(self.rates) < 2:
+            return None
+        mean, spread = statistics.fmean(self.rates), statistics.stdev(self.rates)
+        low, high = max(min(self.rates), mean - spread), min(max(self.rates), mean + spread)
+        return remaining * low, remaining * high
+
+    def text(self, remaining: float) -> str:
+        found = self.bounds(remaining)
+        return "time left unknown" if found is None else f"{span(*found)} left"
