@@ -145,7 +145,9 @@ class ModelProgress:
             elapsed = now - self._throttle.started
             rate = self._done / elapsed if elapsed > 0 else 0.0
             left = self._left.text(self._work - self._work_done)
-            self._say(f"pytest-holistic: {self._kind} {self._done}/{self._total} requests, {rate:.1f} requests/s, {left}")
+            # Of this shard's requests only: the shards after it are not known here (the item lines under xdist count them).
+            line = f"pytest-holistic: {self._kind} {self._done}/{self._total} requests, {rate:.1f} requests/s, {left}"
+            self._say(f"{line} in this shard")
 
 
 @dataclass

@@ -36,7 +36,7 @@ def test_a_long_batch_says_it_is_still_computing_every_interval() -> None:
     progress.started("generation", 768)
     clock.now += 5.0
     progress.advanced(64)  # the first batch: a rate line, no estimate yet
-    assert lines == ["pytest-holistic: generation 64/768 requests, 12.8 requests/s, time left unknown"]
+    assert lines == ["pytest-holistic: generation 64/768 requests, 12.8 requests/s, time left unknown in this shard"]
     progress.computing()
     clock.now += 9.0
     assert progress.heartbeat.tick() == 1.0  # not yet: the next check is when the interval is up

@@ -27,13 +27,13 @@ def test_a_short_stream_says_nothing_and_a_long_one_says_rate_and_time_left() ->
     assert lines == []
     clock.now += 2.0
     progress.advanced(20)  # 40 requests in 4 s, two batches at the same pace: 10/s, 60 left -> 6 s
-    assert lines == ["pytest-holistic: generation 40/100 requests, 10.0 requests/s, about 6 s left"]
+    assert lines == ["pytest-holistic: generation 40/100 requests, 10.0 requests/s, about 6 s left in this shard"]
     clock.now += 5.0
     progress.advanced(10)  # 5 s after the last line: throttled on a terminal (every 10 s)
     assert len(lines) == 1
     clock.now += 5.0
     progress.advanced(10)  # 60 in 14 s; batches of 0.1 and 0.5 s a request: 40 left take 4 to 20 s
-    assert lines[-1] == "pytest-holistic: generation 60/100 requests, 4.3 requests/s, about 4-20 s left"
+    assert lines[-1] == "pytest-holistic: generation 60/100 requests, 4.3 requests/s, about 4-20 s left in this shard"
     clock.now += 20.0
     progress.advanced(40)  # done: the last batch needs no estimate
     assert len(lines) == 2
@@ -116,7 +116,7 @@ def test_streams_open_at_once_are_one_count() -> None:
     progress.advanced(4)
     clock.now += 2.0
     progress.advanced(4)
-    assert lines[-1] == "pytest-holistic: generation 8/40 requests, 2.0 requests/s, about 16 s left"
+    assert lines[-1] == "pytest-holistic: generation 8/40 requests, 2.0 requests/s, about 16 s left in this shard"
     progress.finished()
     progress.finished()
     progress.started("scoring", 5)  # all closed: a new count
@@ -152,7 +152,7 @@ def test_longer_batches_still_to_come_lengthen_the_time_left() -> None:
     for _ in range(2):
         clock.now += 10.0
         progress.advanced(10, work=10 * 100)
-    assert lines[-1] == "pytest-holistic: scoring 20/40 requests, 1.0 requests/s, about 3 min left"  # 200 s, not 20 s
+    assert lines[-1] == "pytest-holistic: scoring 20/40 requests, 1.0 requests/s, about 3 min left in this shard"  # 200 s, not 20 s
 
 
 @pytest.mark.parametrize(
