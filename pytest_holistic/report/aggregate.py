@@ -44,6 +44,7 @@ from ..models.base import ModelInfo
 from ..perturbations.naming import parse as parse_derived
 from ..records import CollectedRun, ItemRecord, RunInfo, WorkerSummary
 from .columns import column_values
+from .labels import Labels, run_labels
 from .perturbed import PerturbationResults, perturbation_results
 
 RESAMPLES = 1000
@@ -506,6 +507,11 @@ class Results:
             and not self.lost_workers
             and all(worker.final for worker in self.workers.values())
         )
+
+    def labels(self) -> Labels:
+        """Every collected run's label (``report.labels``), so each output names two runs of one scenario alike."""
+        infos = [*(run.info for run in self.runs), *(entry.run for entry in self.collected)]
+        return run_labels((info.key, info.scenario) for info in infos)
 
     def batch_seconds(self) -> Stat:
         """Per-batch model time over all workers: their partial statistics merged."""
