@@ -67,7 +67,8 @@ def test_two_runs_of_one_scenario_are_named_apart_everywhere(pytester: pytest.Py
     assert sorted(line.split(" exact_match = ")[0].removeprefix("gate PASSED: ") for line in gate_lines) == sorted(
         LABELS.values()
     )
-    for label in LABELS.values():  # each run's block of the terminal summary starts with its label
+    for label in LABELS.values():  # each run's progress line, and its block of the terminal summary, start with its label
+        assert re.search(rf"^computing intervals: {re.escape(label)} \(\d/3\)$", out, re.MULTILINE), label
         assert re.search(rf"^{re.escape(label)} \(generation, ", out, re.MULTILINE), label
 
     report = json.loads((pytester.path / "reports" / "scripted_rules.json" / "latest" / "report.json").read_text())
