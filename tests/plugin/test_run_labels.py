@@ -50,7 +50,8 @@ LABELS = {
 """Each run's label: its function, or its node id where another file has a function of the same name."""
 
 
-def test_two_runs_of_one_scenario_are_named_apart_everywhere(pytester: pytest.Pytester) -> None:
+@pytest.mark.parametrize("workers", ["0", "2"])
+def test_two_runs_of_one_scenario_are_named_apart_everywhere(pytester: pytest.Pytester, workers: str) -> None:
     (pytester.path / "rules.json").write_text(SCRIPT)
     pytester.makepyfile(
         shared_capitals=SHARED,
@@ -58,7 +59,7 @@ def test_two_runs_of_one_scenario_are_named_apart_everywhere(pytester: pytest.Py
         test_capitals_b=_test("test_short", 5),
     )
     result = pytester.runpytest_subprocess(
-        "--model", "scripted:rules.json", "-p", "no:cacheprovider", "--holistic-junit", "out.xml", timeout=300
+        "--model", "scripted:rules.json", "-p", "no:cacheprovider", "-n", workers, "--holistic-junit", "out.xml", timeout=300
     )
     assert result.ret == 0, result.stdout.str()
     out = result.stdout.str()
