@@ -165,15 +165,17 @@ class GateResult:
         }
 
 
-def judge(gate: Gate, run: str, scenario: str, observation: Observation) -> GateResult:
+def judge(gate: Gate, run: str, scenario: str, observation: Observation, label: str | None = None) -> GateResult:
     """Compare one recorded metric with the gate's threshold and say the outcome in one line.
 
     Only the comparison: which runs a gate is judged on, and what a metric nobody recorded means, are
-    decided in ``report.verdicts``.
+    decided in ``report.verdicts``. ``label`` names the run in the line (its scenario, unless another run
+    of the session has that scenario too).
     """
+    where = scenario if label is None else label
     if math.isnan(observation.value):
         message = (
-            f"gate {gate.expression} on {scenario}: metric {gate.metric!r} is undefined on these {observation.n} instances "
+            f"gate {gate.expression} on {where}: metric {gate.metric!r} is undefined on these {observation.n} instances "
             "(e.g. no group word in any text); the gate cannot pass"
         )
         return GateResult(gate, run, scenario, False, math.nan, observation.n, (math.nan, math.nan), message)
@@ -181,7 +183,7 @@ def judge(gate: Gate, run: str, scenario: str, observation: Observation) -> Gate
     passed = gate.holds(compared)
     verdict = "meets" if passed else "does not meet"
     summary = (
-        f"{scenario} {gate.metric} = {observation.value:.4f} "
+        f"{where} {gate.metric} = {observation.value:.4f} "
         f"(95% CI {observation.low:.4f}-{observation.high:.4f}, n={observation.n}"
         f"{', lower is better' if observation.direction == 'lower' else ''})"
     )

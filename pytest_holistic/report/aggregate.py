@@ -44,6 +44,7 @@ from ..models.base import ModelInfo
 from ..perturbations.naming import parse as parse_derived
 from ..records import CollectedRun, ItemRecord, RunInfo, WorkerSummary
 from .columns import column_values
+from .labels import Labels, run_labels
 from .perturbed import PerturbationResults, perturbation_results
 
 RESAMPLES = 1000
@@ -487,8 +488,9 @@ class RunResults:
         breakdowns = (group_breakdown(originals, result.name, result.direction, result.optimum) for result in chosen)
         return [breakdown for breakdown in breakdowns if breakdown is not None]
 
-    def interval_warnings(self) -> list[str]:
-        """One line for the run naming every number whose bootstrap interval was refused (too many undefined resamples).
+    def interval_warnings(self, label: str | None = None) -> list[str]:
+        """One line for the run (named ``label``, else its scenario) naming every number whose bootstrap interval was
+        refused (too many undefined resamples).
 
         One line per run, not per number: a suite of many generation scenarios with HELM's six bias metrics would
         otherwise print dozens of near-identical lines.
@@ -498,7 +500,7 @@ class RunResults:
         if not refused:
             return []
         return [
-            f"{self.scenario}: no 95% interval for {', '.join(refused)}: undefined on more than {MAX_DROPPED_SHARE:.0%} of "
+            f"{label or self.scenario}: no 95% interval for {', '.join(refused)}: undefined on more than {MAX_DROPPED_SHARE:.0%} of "
             "the bootstrap resamples, as too few instances carry what the metric needs (e.g. both classes, a group word)"
         ]
 
@@ -518,19 +520,21 @@ class RunResults:
 
 
 Progress = Callable[[str, int, int], None]
-"""Told ``(scenario, k, total)`` before the k-th of ``total`` runs is aggregated (1-based)."""
+"""Told ``(label, k, total)`` before the k-th of ``total`` runs is aggregated (1-based)."""
 
 
-def aggregate_runs(runs: Sequence[RunResults], progress: Progress | None = None) -> None:
+def aggregate_runs(runs: Sequence[RunResults], progress: Progress | None = None, labels: Labels | None = None) -> None:
     """Compute every run's numbers now (each run keeps them), telling ``progress`` before each run.
 
     The bootstrap intervals are the slow part of the end of a session (seconds per run); a caller that
     shows a terminal calls this first, so the user sees which scenario is being computed, and the gates
-    and writers that ask for the numbers afterwards get them at once.
+    and writers that ask for the numbers afterwards get them at once. ``labels`` names each run as every output
+    does (the session's, from the caller, which knows the runs without records too); else by these runs alone.
     """
+    labels = labels or run_labels((run.key, run.scenario) for run in runs)
     for k, run in enumerate(runs, start=1):
         if progress is not None:
-            progress(run.scenario, k, len(runs))
+            progress(labels.of(run.key, run.scenario), k, len(runs))
         run.metrics()
 
 
@@ -563,6 +567,11 @@ class Results:
             and not self.lost_workers
             and all(worker.final for worker in self.workers.values())
         )
+
+    def labels(self) -> Labels:
+        """Every collected run's label (``report.labels``), so each output names two runs of one scenario alike."""
+        infos = [*(run.info for run in self.runs), *(entry.run for entry in self.collected)]
+        return run_labels((info.key, info.scenario) for info in infos)
 
     def batch_seconds(self) -> Stat:
         """Per-batch model time over all workers: their partial statistics merged."""

@@ -81,16 +81,15 @@ class RunColumn:
         return Series(self.label, colour(self.index))
 
 
-def _scenario_columns(reports: Sequence[Mapping[str, Any]], names: Sequence[str]) -> dict[str, list[RunColumn]]:
-    """Scenario -> its runs across the reports, in first-seen order; a model's second run of a scenario names its split."""
+def _scenario_columns(
+    reports: Sequence[Mapping[str, Any]], names: Sequence[str], labels: Sequence[Sequence[str]]
+) -> dict[str, list[RunColumn]]:
+    """Run label (the leaderboard's ``run_columns``) -> its runs across the reports, a column per model, in first-seen
+    order: two runs of one scenario in one report get two sections, as they get two leaderboard columns."""
     scenarios: dict[str, list[RunColumn]] = {}
-    for index, (name, report) in enumerate(zip(names, reports, strict=True)):
-        seen: dict[str, int] = {}
-        for run in report.get("runs") or ():
-            scenario = str(run.get("name") or run.get("scenario") or run.get("key"))  # the name carries the edition
-            seen[scenario] = seen.get(scenario, 0) + 1
-            label = name if seen[scenario] == 1 else f"{name} · {run.get('split') or run.get('key')}"
-            scenarios.setdefault(scenario, []).append(RunColumn(label, index, run))
+    for index, (name, report, labelled) in enumerate(zip(names, reports, labels, strict=True)):
+        for run, label in zip(report.get("runs") or (), labelled, strict=True):
+            scenarios.setdefault(label, []).append(RunColumn(name, index, run))
     return scenarios
 
 
@@ -477,10 +476,10 @@ def _drill_down(data: Mapping[str, Any]) -> str:
 
 def render(reports: Sequence[Mapping[str, Any]], leaderboard: Mapping[str, Any]) -> str:
     """The whole page for one or more reports (one per model) and their leaderboard."""
-    from .leaderboard import model_names  # lazily, as in HtmlWriter.write: leaderboard.py may come to use this module
+    from .leaderboard import model_names, run_columns  # lazily, as in HtmlWriter.write: leaderboard.py may use this module
 
     names = model_names(reports)  # the leaderboard's names for the same reports, so the two always agree
-    scenarios = _scenario_columns(reports, names)
+    scenarios = _scenario_columns(reports, names, run_columns(reports))
     title = "pytest-holistic report: " + ", ".join(names)
     sections = [
         _leaderboard(leaderboard),

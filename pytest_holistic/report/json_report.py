@@ -36,7 +36,8 @@ from .provenance import environment
 #    revision, weights fingerprint, dtype, device), "datasets" (per run: name, revision, file hash, instances and their
 #    hash), "seeds", "os", "cpu", "gpus"; the command has its secrets replaced by "***"; sources' "instances_sha256".
 # 6: runs' "early_stop" (--holistic-stop-early: where the run stopped, or why it ran in full) and gates' "sequence" (the
-#    confidence sequence's interval and decision after n of N, its level and method).
+#    confidence sequence's interval and decision after n of N, its level and method); runs' "label" (the name, with the
+#    test function or node id when another run of the session has the same scenario: ``report.labels``).
 SCHEMA_VERSION = 6
 PACKAGES = (
     "pytest-holistic",
@@ -92,12 +93,13 @@ def _finite(value: Any) -> Any:
     return value
 
 
-def _run_data(run: RunResults, gates: Sequence[GateResult], unfinished: Sequence[dict[str, Any]]) -> dict[str, Any]:
+def _run_data(run: RunResults, gates: Sequence[GateResult], unfinished: Sequence[dict[str, Any]], label: str) -> dict[str, Any]:
     info = run.info
     return {
         "key": info.key,
         "scenario": info.scenario,
         "name": info.name,
+        "label": label,
         "edition": info.edition,
         "split": info.split,
         "source": info.source,
@@ -240,6 +242,7 @@ def build_report(results: Results) -> dict[str, Any]:
     scrubbed (:func:`.provenance.scrub_command`) and no environment variable is written.
     """
     batch_seconds = results.batch_seconds()
+    labels = results.labels()  # a run's label depends on the session's other runs: written, not left to readers
     now = _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
     report: dict[str, Any] = _finite(
         {
@@ -274,7 +277,10 @@ def build_report(results: Results) -> dict[str, Any]:
                 **environment(),
                 "packages": package_versions(),
             },
-            "runs": [_run_data(run, results.gates, results.unfinished) for run in results.runs],
+            "runs": [
+                _run_data(run, results.gates, results.unfinished, labels.of(run.key, run.scenario, run.info.name))
+                for run in results.runs
+            ],
             "gates": [result.to_dict() for result in results.gates],
             "comparison": results.comparison,
             "workers": {name: worker.report_data() for name, worker in sorted(results.workers.items())},

@@ -1,8 +1,8 @@
 """``--holistic-junit``: the run as JUnit XML, for CI test reporters that read nothing else.
 
-One ``<testsuite>`` per scenario run, whose ``<properties>`` are the run's numbers (value, 95% interval
-and n of every metric a gate can check), one ``<testcase>`` per item, and a ``holistic gates`` suite with
-a testcase per gate. The file keeps to the Jenkins JUnit schema (junit-10.xsd) that strict parsers
+One ``<testsuite>`` per scenario run, named by its label (``report.labels``: two runs of one scenario, two names),
+whose ``<properties>`` are the run's numbers (value, 95% interval and n of every metric a gate can check), one
+``<testcase>`` per item, and a ``holistic gates`` suite with a testcase per gate. The file keeps to the Jenkins JUnit schema (junit-10.xsd) that strict parsers
 validate against, which has no ``<properties>`` inside a ``<testcase>``: an item's scenario, instance,
 variant, scores and completion go into its ``<system-out>`` instead, where every CI page shows them.
 Model output is arbitrary text, so every string is escaped by ElementTree, and the characters XML 1.0
@@ -25,6 +25,7 @@ from ..records import CollectedRun, ItemRecord, number_text
 from ..scrubbing import scrub_text
 from .aggregate import MetricResult, Results, RunResults
 from .files import write_atomic
+from .labels import Labels
 
 GATES_SUITE = "holistic gates"
 REGRESSIONS_SUITE = "holistic regressions"
@@ -135,8 +136,8 @@ def _count(suite: ET.Element, outcomes: list[str], seconds: float) -> dict[str, 
     return counts
 
 
-def _run_suite(root: ET.Element, run: RunResults, results: Results) -> tuple[dict[str, int], float]:
-    suite = _suite(root, run.scenario, results.started)
+def _run_suite(root: ET.Element, run: RunResults, results: Results, labels: Labels) -> tuple[dict[str, int], float]:
+    suite = _suite(root, labels.of(run.key, run.scenario), results.started)
     numbers = {**run.metrics(), **run.perturbed().perturbations}
     edition = [("edition", run.info.edition)] if run.info.edition else []
     _properties(suite, [("run", run.key), ("model", _model(results)), *edition, *_metric_properties(numbers)])
@@ -149,12 +150,12 @@ def _run_suite(root: ET.Element, run: RunResults, results: Results) -> tuple[dic
     return _count(suite, outcomes, total), total
 
 
-def _recordless_suite(root: ET.Element, entry: CollectedRun, results: Results) -> dict[str, int] | None:
+def _recordless_suite(root: ET.Element, entry: CollectedRun, results: Results, labels: Labels) -> dict[str, int] | None:
     """A run that finished no item but had some selected (cut short, or its worker crashed): its items, none deselected."""
     unfinished = [item for item in results.unfinished if item.get("run") == entry.run.key]
     if not unfinished:
         return None
-    suite = _suite(root, entry.run.scenario, results.started)
+    suite = _suite(root, labels.of(entry.run.key, entry.run.scenario), results.started)
     _properties(suite, [("run", entry.run.key), ("model", _model(results))])
     return _count(suite, [_unfinished_case(suite, item) for item in unfinished], 0.0)
 
@@ -234,11 +235,13 @@ def build_junit(results: Results) -> ET.Element:
     root = ET.Element("testsuites", {"name": "pytest-holistic"})
     suites: list[dict[str, int]] = []
     seconds = 0.0
+    labels = results.labels()  # two runs of one scenario: two suites told apart by their test function
     for run in results.runs:
-        counts, spent = _run_suite(root, run, results)
+        counts, spent = _run_suite(root, run, results, labels)
         suites.append(counts)
         seconds += spent
-    suites += [suite for entry in results.collected if (suite := _recordless_suite(root, entry, results)) is not None]
+    recordless = (_recordless_suite(root, entry, results, labels) for entry in results.collected)
+    suites += [suite for suite in recordless if suite is not None]
     suites.append(_gates_suite(root, results))
     if (regressions := _regressions_suite(root, results)) is not None:
         suites.append(regressions)

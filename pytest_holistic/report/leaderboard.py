@@ -40,6 +40,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .labels import run_labels
+
 SCHEMA = "pytest-holistic/leaderboard"
 SCHEMA_VERSION = 1
 DYNA_METRICS = ("perf", "throughput", "memory", "fairness", "robustness")
@@ -246,18 +248,47 @@ def model_names(reports: Sequence[Mapping[str, Any]]) -> list[str]:
     return unique
 
 
-def _runs(report: Mapping[str, Any]) -> list[_Run]:
-    """The report's runs labelled by name; a second run of one scenario is told apart by its split (or key).
+def _identity(run: Mapping[str, Any]) -> tuple[str, str]:
+    """A report entry's (key, scenario), for ``report.labels``; older or hand-made entries may lack either."""
+    scenario = str(run.get("scenario") or run.get("name") or run.get("key"))
+    return str(run.get("key") or scenario), scenario
 
-    The name carries the run's edition (``boolq [offline: 2 of HELM's 5 in-context examples]``), so a run with fewer
-    examples than HELM's never shares a column with one that has HELM's.
+
+def run_columns(reports: Sequence[Mapping[str, Any]]) -> list[list[str]]:
+    """Per report, the label of each of its runs: the row (leaderboard) or section (page) the run belongs to.
+
+    A scenario that no report ran twice keeps its name, so one model's run lines up with another's whatever their
+    test functions are called. A scenario that some report ran twice is labelled by ``report.labels`` over every
+    report's runs of it: two runs of one report never share a column, and the same test function of two models'
+    reports shares one. The name carries the run's edition (``boolq [offline: 2 of HELM's 5 in-context examples]``),
+    so a run with fewer examples than HELM's never shares a column with one that has HELM's.
     """
-    seen: dict[str, int] = {}
+    clashing: set[str] = set()
+    for report in reports:
+        keys: dict[str, set[str]] = {}
+        for entry in (*(report.get("runs") or ()), *(report.get("runs_without_records") or ())):
+            key, scenario = _identity(entry)
+            keys.setdefault(scenario, set()).add(key)
+        clashing.update(scenario for scenario, found in keys.items() if len(found) > 1)
+    every = (_identity(run) for report in reports for run in report.get("runs") or () if _identity(run)[1] in clashing)
+    labels = run_labels(every)
+    columns = []
+    for report in reports:
+        seen: dict[str, int] = {}
+        named = []
+        for run in report.get("runs") or ():
+            key, scenario = _identity(run)
+            label = labels.of(key, scenario, str(run.get("name") or scenario))
+            seen[label] = seen.get(label, 0) + 1  # one key twice (a hand-made report): still two columns
+            named.append(label if seen[label] == 1 else f"{label} #{seen[label]}")
+        columns.append(named)
+    return columns
+
+
+def _runs(report: Mapping[str, Any], labels: Sequence[str]) -> list[_Run]:
+    """The report's runs under their labels (``run_columns``), each with its main metric and its numbers."""
     runs = []
-    for run in report.get("runs") or ():
-        scenario = str(run.get("name") or run.get("scenario") or run.get("key"))
-        seen[scenario] = seen.get(scenario, 0) + 1
-        label = scenario if seen[scenario] == 1 else f"{scenario} · {run.get('split') or run.get('key')}"
+    for run, label in zip(report.get("runs") or (), labels, strict=True):
         requested = run.get("requested_metrics") or []
         metrics = run.get("metrics") if isinstance(run.get("metrics"), Mapping) else {}
         runs.append(_Run(label, str(requested[0]) if requested else None, metrics))
@@ -423,9 +454,9 @@ def build_leaderboard(
     by_scenario: dict[str, dict[str, _Run]] = {}
     memory: dict[str, float | None] = {}
     memory_of: dict[str, str] = {}
-    for name, report in zip(names, reports, strict=True):
+    for name, report, labels in zip(names, reports, run_columns(reports), strict=True):
         memory[name], memory_of[name] = peak_memory_gb(report)
-        for run in _runs(report):
+        for run in _runs(report, labels):
             by_scenario.setdefault(run.scenario, {})[name] = run
             main_first = [run.main] if run.main is not None and run.main in run.metrics else []
             ordered = main_first + [metric for metric in run.metrics if metric != run.main]

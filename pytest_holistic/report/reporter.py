@@ -34,6 +34,7 @@ from ..shards import instance_key
 from ..stops import Stop, StopTable
 from .aggregate import Progress, Results, RunResults
 from .json_report import build_report
+from .labels import Labels, run_labels
 from .ledger import Ledgers
 from .outputs import Writer, write_outputs
 from .regression import ComparisonPlan, RegressionVerdict
@@ -280,7 +281,7 @@ class Reporter:
 
                 progress = show
             self._cut_at_stops()
-            aggregate_runs(self.ordered_runs(), progress)
+            aggregate_runs(self.ordered_runs(), progress, self.labels())
             self._judge_gates(session)
             self._compare(session)
         return result
@@ -352,6 +353,11 @@ class Reporter:
     def ordered_runs(self) -> list[RunResults]:
         return [self.runs[key] for key in sorted(self.runs)]
 
+    def labels(self) -> Labels:
+        """Every collected run's label, as ``Results.labels`` gives it once the results are built."""
+        infos = {key: entry.run for key, entry in self.collected.items()} | {key: run.info for key, run in self.runs.items()}
+        return run_labels((key, info.scenario) for key, info in infos.items())
+
     def model_info(self) -> ModelInfo | None:
         """A loaded copy's info (with device and dtype) from any worker, else the identity the records carried."""
         workers = [worker for _, worker in sorted(self.worker_table().items())]
@@ -406,7 +412,7 @@ class Reporter:
             unfinished=[entry.to_data() for entry in self.unfinished()],
             lost_workers=dict(sorted(self.lost_workers.items())),
             collected=[entry for _, entry in sorted(self.collected.items()) if entry.run.key not in self.runs],
-            warnings=_warnings(self.ordered_runs(), self.source),
+            warnings=_warnings(self.ordered_runs(), self.source, self.labels()),
             started=self.started,
             comparison=self.comparison,
             items_known=not self.cut_in_collection,
@@ -507,11 +513,12 @@ def _run_of(nodeid: str, runs: set[str]) -> str | None:
     return base if base in runs else None
 
 
-def _warnings(runs: Sequence[RunResults], source: str) -> list[str]:
+def _warnings(runs: Sequence[RunResults], source: str, labels: Labels) -> list[str]:
     """Results that are numbers but not what was asked for: every answer empty, or the shipped data instead of the hub's."""
     warnings = []
     for run in runs:
-        warnings.extend(run.interval_warnings())  # an interval left out because most resamples were undefined
+        label = labels.of(run.key, run.scenario)
+        warnings.extend(run.interval_warnings(label))  # an interval left out because most resamples were undefined
         fallback = run.info.source_provenance.get("fallback") and run.info.source_provenance.get("source_reason")
         line = f"{run.scenario}: --holistic-source auto used the shipped data: {fallback}"
         if fallback and line not in warnings:  # auto could not read the real dataset: one line per scenario
@@ -525,7 +532,7 @@ def _warnings(runs: Sequence[RunResults], source: str) -> list[str]:
         scores_text = run.info.adapter.get("method") != "language_modeling"  # a scored document has no answer text
         if scores_text and answered and all(not completion.text.strip() for completion in answered):
             warnings.append(
-                f"{run.scenario}: all {len(answered)} answers are empty, so its scores say nothing about the model; "
+                f"{label}: all {len(answered)} answers are empty, so its scores say nothing about the model; "
                 "check max_tokens, the stop sequences and the prompt layout (output_prefix)"
             )
     origins: dict[str, dict[str, str]] = {}

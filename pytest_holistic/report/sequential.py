@@ -376,8 +376,12 @@ class RunSequences:
         }  # fmt: skip
 
 
-def sequential_result(gate: Gate, run: str, scenario: str, sequences: RunSequences) -> GateResult | None:
-    """The verdict of a gate on a run its sequences stopped early, or None (not stopped, or not one of its gates)."""
+def sequential_result(
+    gate: Gate, run: str, scenario: str, sequences: RunSequences, label: str | None = None
+) -> GateResult | None:
+    """The verdict of a gate on a run its sequences stopped early, or None (not stopped, or not one of its gates).
+
+    ``label`` names the run in the message, as ``gates.judge`` does."""
     settled = sequences.settled
     if settled is None or not settled.early or gate.expression not in settled.decisions:
         return None
@@ -385,7 +389,7 @@ def sequential_result(gate: Gate, run: str, scenario: str, sequences: RunSequenc
     mean = sequences.mean(gate.expression)
     passed = decision == "holds"
     message = (
-        f"{scenario} {gate.metric} = {mean:.4f} after {settled.n} of {settled.population} items (stopped early: its "
+        f"{scenario if label is None else label} {gate.metric} = {mean:.4f} after {settled.n} of {settled.population} items (stopped early: its "
         f"{sequences.level:.0%} confidence sequence [{low:.4f}, {high:.4f}] {'meets' if passed else 'does not meet'} "
         f"{gate.op} {gate.threshold:g} at every n)"
     )

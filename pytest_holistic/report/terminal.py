@@ -72,11 +72,12 @@ def summary_lines(results: Results) -> list[str]:
             f"all workers: {total.count} batches, {total.mean:.3f} s per batch on average "
             f"(min {total.min:.3f}, max {total.max:.3f})"
         )
+    labels = results.labels()
     for run in results.runs:
         metrics = run.metrics()
         adapter = run.info.adapter.get("method", "?")
         outcomes = ", ".join(f"{count} {outcome}" for outcome, count in run.outcomes().items())
-        lines.append(f"{run.info.name} ({adapter}, {run.info.source}; {outcomes})")
+        lines.append(f"{labels.of(run.key, run.scenario, run.info.name)} ({adapter}, {run.info.source}; {outcomes})")
         if run.early_stop is not None:
             lines.append(f"  {early_stop_line(run.early_stop)}")
         rows = []

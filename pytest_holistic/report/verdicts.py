@@ -25,6 +25,7 @@ from ..metrics.base import EFFICIENCY
 from ..perturbations import naming
 from ..records import CollectedRun, RunInfo
 from .aggregate import RunResults
+from .labels import run_labels
 from .perturbed import missing_reason
 from .sequential import RunSequences, sequential_result
 
@@ -79,26 +80,30 @@ def _observed(run: RunResults, observations: Mapping[str, Observation], metric: 
     return found if found is not None else run.group_observation(metric)
 
 
-def judge_run(gate: Gate, run: RunResults, observations: Mapping[str, Observation]) -> GateResult:
-    """The gate against one run that has records: compared (``gates.judge``), or failed with why its metric is missing."""
+def judge_run(gate: Gate, run: RunResults, observations: Mapping[str, Observation], label: str | None = None) -> GateResult:
+    """The gate against one run that has records: compared (``gates.judge``), or failed with why its metric is missing.
+
+    ``label`` names the run in the message (``report.labels``: its scenario, unless another run shares that).
+    """
     key, scenario = run.key, run.info.scenario
+    where = scenario if label is None else label
     observation = _observed(run, observations, gate.metric)
     if observation is not None and observation.n:
-        return judge(gate, key, scenario, observation)
+        return judge(gate, key, scenario, observation, where)
     grouped = parse_group_number(gate.metric)
     if grouped is not None:
         message = (
-            f"gate {gate.expression} on {scenario}: {gate.metric!r} needs {grouped[1]!r} scored on instances of at least "
+            f"gate {gate.expression} on {where}: {gate.metric!r} needs {grouped[1]!r} scored on instances of at least "
             "two groups; give the scenario's Fields a group= column (or Instance(group=...)), and record the metric"
         )
         return _failed(gate, key, scenario, message)
     parsed = naming.parse(gate.metric)
     if parsed is not None:  # a robustness or fairness number: the run's own account, else the option that adds variants
         fix = _why_missing(run, gate) or naming.variants_hint(parsed.prefix)
-        return _failed(gate, key, scenario, f"gate {gate.expression} on {scenario}: metric {gate.metric!r} was not recorded; {fix}")
+        return _failed(gate, key, scenario, f"gate {gate.expression} on {where}: metric {gate.metric!r} was not recorded; {fix}")
     recorded = ", ".join(sorted(name for name in observations if naming.parse(name) is None)) or "none"
     message = (
-        f"gate {gate.expression} on {scenario}: metric {gate.metric!r} was not recorded "
+        f"gate {gate.expression} on {where}: metric {gate.metric!r} was not recorded "
         f"(recorded: {recorded}); add it to metrics=(...) or record() it in the test"
     )
     return _failed(gate, key, scenario, message)
@@ -111,12 +116,12 @@ def gates_of(info: RunInfo, gates: Sequence[Gate]) -> list[Gate]:
     return _distinct([*info.gates, *session])
 
 
-def _early(gate: Gate, run: RunResults, judged: GateResult, sequences: RunSequences | None) -> GateResult:
+def _early(gate: Gate, run: RunResults, judged: GateResult, sequences: RunSequences | None, label: str) -> GateResult:
     """A gate's verdict on a run that could stop early: its sequence's, when it stopped the run; else the fixed-n one,
     with the sequence beside it (or the note that the gate was judged on the items before the stop)."""
     if sequences is None:
         return judged
-    stopped = sequential_result(gate, run.key, run.info.scenario, sequences)
+    stopped = sequential_result(gate, run.key, run.info.scenario, sequences, label)
     if stopped is not None:
         return stopped
     if gate.expression in sequences.gates:
@@ -162,6 +167,7 @@ def decide(
     by_key = {run.key: run for run in ran}
     infos: dict[str, RunInfo] = {key: entry.run for key, entry in collected.items()}
     infos.update((run.key, run.info) for run in ran)
+    labels = run_labels((key, info.scenario) for key, info in infos.items())
     scoped = [gate for gate in gates if gate.scenario is not None]
     unscoped = [gate for gate in gates if gate.scenario is None]
     verdicts: list[Verdict] = []
@@ -178,7 +184,8 @@ def decide(
             for gate in recorded:
                 observed_by[gate].append(key)
             for gate in _distinct([*own, *recorded]):
-                result = _early(gate, run, judge_run(gate, run, observations), sequences.get(key))
+                label = labels.of(key, info.scenario)
+                result = _early(gate, run, judge_run(gate, run, observations, label), sequences.get(key), label)
                 result = _on_subset(result, entry)
                 verdicts.append(Verdict(f"{key}::gate[{gate.expression}]", result))
             continue
