@@ -228,7 +228,8 @@ def test_report_without_perturbations_or_calibration_has_no_such_panels() -> Non
 
 
 def test_empty_leaderboard_renders() -> None:
-    page = render([report("solo", 0.7)], {"models": [], "columns": [], "cells": {}, "win_rates": {}, "dynascore": {}})
+    empty = {"models": [], "columns": [], "cells": {}, "win_rates": {}, "dynascore": {}}
+    page = render([report("solo", 0.7)], empty, comparison=True)
     assert "No metrics to compare." in page and 'id="dynascore"' not in page and 'id="instances"' in page
 
 
