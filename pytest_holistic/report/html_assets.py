@@ -79,9 +79,11 @@ section.scenario:target { outline: 2px solid var(--accent); outline-offset: 4px;
 .badge.not_evaluated { background: #fbefc9; color: #7a5200; }
 tr.verdict-failed td { background: #fdf3f2; }
 table.grid th a, .glance a { color: var(--fg); }
+table.grid th .edition { font-size: 11px; font-weight: normal; color: var(--muted); }
+#verdicts a { color: var(--accent); }
 table.grid th .metric { display: block; color: var(--muted); font-size: 11px; font-weight: normal; }
-table.grid tbody th { max-width: 18em; font-weight: 600; overflow-wrap: anywhere; position: sticky; left: 0; background: var(--bg); z-index: 1; }
-table.grid td { padding: 0; }
+table.grid tbody th { min-width: 10em; max-width: 18em; font-weight: 600; overflow-wrap: anywhere; position: sticky; left: 0; background: var(--bg); z-index: 1; }
+table.grid td { padding: 0; min-width: 6.5em; }
 a.cell { display: block; padding: 2px 6px; color: var(--fg); text-decoration: none; font-variant-numeric: tabular-nums; }
 a.cell:hover, a.cell:focus { outline: 2px solid var(--accent); outline-offset: -2px; }
 a.cell .ci { display: inline-block; margin-left: 4px; font-size: 11px; white-space: nowrap; }

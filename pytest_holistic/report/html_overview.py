@@ -15,6 +15,8 @@ from .html_charts import IntervalRow, colour, esc, fmt, interval_chart
 from .overview import ScenarioRuns, Value, Verdict, calibration, drops, grid, main_metric, main_values, verdicts, worst_groups
 
 ARROWS = {"higher": "↑", "lower": "↓", "target": "◎"}
+LABEL_ROOM = 42
+"""Characters of a chart row's label (as many as the chart's label column holds)."""
 SHADES = 5
 """Steps of the neutral scale a cell without a gate is shaded on (its value on the metric's own 0-1 "good" scale)."""
 
@@ -52,6 +54,14 @@ def _verdicts(rows: Sequence[Verdict], several: bool) -> str:
     )
 
 
+def _name(scenario: str) -> str:
+    """A scenario's name with its edition (``boolq [offline edition: ...]``) set smaller, so the grid's rows stay short."""
+    base, bracket, edition = scenario.partition(" [")
+    if not bracket or not edition.endswith("]"):
+        return esc(scenario)
+    return f'{esc(base)} <span class="edition">[{esc(edition)}</span>'
+
+
 def _shade(value: Value) -> str:
     share = value.share
     return "" if share is None else f" shade-{min(SHADES - 1, int(share * SHADES))}"
@@ -77,10 +87,12 @@ def _grid(scenarios: Sequence[ScenarioRuns], reports: Sequence[Mapping[str, Any]
                 links.append(
                     f'<a class="cell{shade}" href="{href}" title="{esc(tip)}">{swatch}{fmt(value.value)}{_interval(value)}</a>'
                 )
-            cells.append(f"<td>{''.join(links)}</td>")
+            alone = family_cells[0] if len(family_cells) == 1 else None  # one value: the whole cell takes its colour
+            fill = "" if alone is None else (f" gate-{alone.gate}" if alone.gate else _shade(alone.value))
+            cells.append(f'<td class="{fill.strip()}">{"".join(links)}</td>' if fill else f"<td>{''.join(links)}</td>")
         main = next((name for labelled in scenario.runs[:1] if (name := main_metric(labelled.run))), "")
         body.append(
-            f'<tr><th><a href="{href}">{esc(scenario.name)}</a>'
+            f'<tr><th><a href="{href}">{_name(scenario.name)}</a>'
             f"{f'<span class=metric>{esc(main)}</span>' if main else ''}</th>{''.join(cells)}</tr>"
         )
     return (
@@ -147,25 +159,29 @@ def _calibration(scenarios: Sequence[ScenarioRuns], several: bool) -> str:
     )
 
 
+def _chart_label(scenario: str, model: str | None, value: Value) -> tuple[str, str]:
+    """A row's label short enough to read whole (the scenario cut, its metric kept), and the full one for its tooltip."""
+    metric = f"{value.metric} {ARROWS.get(value.direction, '')}".strip()
+    who = f"{scenario} · {model}" if model else scenario
+    room = LABEL_ROOM - len(metric) - 3
+    shown = who if len(who) <= room else who[: max(room - 1, 8)].rstrip() + "…"
+    return f"{shown} · {metric}", f"{who} · {metric}"
+
+
 def _main_chart(scenarios: Sequence[ScenarioRuns], several: bool) -> str:
-    rows = [
-        IntervalRow(
-            f"{scenario.name}{f' · {labelled.label}' if several else ''} · {value.metric} {ARROWS.get(value.direction, '')}",
-            value.value,
-            value.low,
-            value.high,
-            colour(labelled.index),
-            f"#{scenario.anchor}",
-        )
-        for scenario, labelled, value in main_values(scenarios)
-        if value.value is not None
-    ]
+    rows = []
+    for scenario, labelled, value in main_values(scenarios):
+        if value.value is None:
+            continue
+        shown, full = _chart_label(scenario.name, labelled.label if several else None, value)
+        href = f"#{scenario.anchor}"
+        rows.append(IntervalRow(shown, value.value, value.low, value.high, colour(labelled.index), href, full))
     if not rows:
         return ""
     return (
         f'<figure id="main-chart">{interval_chart(rows, "Main metric per scenario, with 95% intervals")}'
-        "<figcaption>Each scenario's main metric (the first it asks for) with its 95% interval, best first on its own "
-        "scale (↑ higher is better, ↓ lower is better); click a row to open the scenario.</figcaption></figure>"
+        "<figcaption>Each scenario's main metric (the first it asks for) with its 95% interval, largest first "
+        "(↑ higher is better, ↓ lower is better); click a row to open the scenario.</figcaption></figure>"
     )
 
 

@@ -357,14 +357,14 @@ def calibration(scenarios: Sequence[ScenarioRuns]) -> list[Calibration]:
 
 
 def main_values(scenarios: Sequence[ScenarioRuns]) -> list[tuple[ScenarioRuns, LabelledRun, Value]]:
-    """Each run's main metric, best first by how good it is on its own scale (unscaled ones last)."""
+    """Each run's main metric, largest first (as the chart's dots lie; missing values last)."""
     found = [
         (scenario, labelled, Value.of(main, labelled.run["metrics"][main]))
         for scenario in scenarios
         for labelled in scenario.runs
         if (main := main_metric(labelled.run)) is not None
     ]
-    return sorted(found, key=lambda item: -(item[2].share if item[2].share is not None else -1.0))
+    return sorted(found, key=lambda item: -(item[2].value if item[2].value is not None else -math.inf))
 
 
 def shared_notes(notes: Mapping[str, Sequence[str]]) -> tuple[list[tuple[str, list[str]]], dict[str, list[str]]]:

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from pytest_holistic.report.html_charts import nice_ticks
 from pytest_holistic.report.overview import (
     ScenarioRuns,
     Value,
@@ -160,3 +161,9 @@ def test_notes_shared_by_several_scenarios_are_said_once() -> None:
     shared, alone = shared_notes({"a": ["x", "y", "x"], "b": ["x"], "c": ["x", "z"]})
     assert shared == [("x", ["a", "b", "c"])]
     assert alone == {"a": ["y"], "b": [], "c": ["z"]}
+
+
+def test_chart_ticks_are_round_numbers() -> None:
+    assert nice_ticks(0.0, 1.081) == [0.0, 0.2, 0.4, 0.6, 0.8, 1.0]  # an interval just past 1 still reads 0 to 1
+    assert nice_ticks(-0.3, 1.0) == [-0.25, 0.0, 0.25, 0.5, 0.75, 1.0]
+    assert nice_ticks(0.0, 48.9) == [0.0, 10.0, 20.0, 30.0, 40.0]
