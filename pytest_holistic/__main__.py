@@ -35,6 +35,11 @@ def _parser() -> argparse.ArgumentParser:
         metavar="GB",
         help=f"Dynascore's memory budget: memory counts as cap minus peak use (default {MEMORY_CAP_GB:g})",
     )
+    report.add_argument(
+        "--compare",
+        action="store_true",
+        help="show the leaderboard, win rates and Dynascore even for one run (by default only for two runs or more)",
+    )
     return parser
 
 
@@ -51,7 +56,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         from .report.merge import merge
 
         try:
-            written = merge(args.reports, Path(args.output), memory_cap_gb=args.memory_cap_gb)
+            comparison = True if args.compare else None
+            written = merge(args.reports, Path(args.output), memory_cap_gb=args.memory_cap_gb, comparison=comparison)
         except UserError as error:
             print(printable(f"{PROG} report: error: {error}"), file=sys.stderr)
             return 2

@@ -60,6 +60,47 @@ svg.chart .best-group { stroke: #1e8449; stroke-width: 2; }
 #dd-table li.gold { font-weight: 600; }
 #dd-table summary { cursor: pointer; }
 .pager button { padding: 2px 10px; }
+html, body { max-width: 100%; }
+header.top h1, .summary li { overflow-wrap: anywhere; }
+.scroll { overflow-x: auto; max-width: 100%; }
+.scroll > table { margin: 0; }
+svg.chart { max-width: 100%; height: auto; }
+svg.chart .grid-line { stroke: #e3e7eb; }
+svg.chart a:hover text { fill: var(--accent); text-decoration: underline; }
+section.scenario { scroll-margin-top: 8px; }
+section.scenario:target { outline: 2px solid var(--accent); outline-offset: 4px; }
+#overview h3 { margin: 12px 0 4px; }
+.first-screen { display: grid; grid-template-columns: minmax(0, 1fr); gap: 4px; }
+.verdict-box { max-height: 11.5em; overflow-y: auto; }
+#verdicts-table td, #verdicts-table th, table.grid td, table.grid th, .glance td, .glance th { padding: 2px 6px; }
+.badge { display: inline-block; padding: 0 6px; border-radius: 3px; font-size: 12px; font-weight: 600; }
+.badge.failed { background: #f6d5d1; color: #8e2a20; }
+.badge.passed { background: #d4efdc; color: #18693a; }
+.badge.not_evaluated { background: #fbefc9; color: #7a5200; }
+tr.verdict-failed td { background: #fdf3f2; }
+table.grid th a, .glance a { color: var(--fg); }
+table.grid th .edition { font-size: 11px; font-weight: normal; color: var(--muted); }
+#verdicts a { color: var(--accent); }
+table.grid th .metric { display: block; color: var(--muted); font-size: 11px; font-weight: normal; }
+table.grid tbody th { min-width: 10em; max-width: 18em; font-weight: 600; overflow-wrap: anywhere; position: sticky; left: 0; background: var(--bg); z-index: 1; }
+table.grid td { padding: 0; min-width: 6.5em; }
+a.cell { display: block; padding: 2px 6px; color: var(--fg); text-decoration: none; font-variant-numeric: tabular-nums; }
+a.cell:hover, a.cell:focus { outline: 2px solid var(--accent); outline-offset: -2px; }
+a.cell .ci { display: inline-block; margin-left: 4px; font-size: 11px; white-space: nowrap; }
+td.ci-inline .ci { display: inline; }
+.swatch { display: inline-block; width: 8px; height: 8px; margin-right: 4px; border-radius: 2px; }
+.shade-0 { background: #f3f6fb; } .shade-1 { background: #e1e9f5; } .shade-2 { background: #cbd9ee; }
+.shade-3 { background: #b0c6e6; } .shade-4 { background: #93b1dc; }
+.gate-failed { background: #f6d5d1; box-shadow: inset 3px 0 #b03a2e; }
+.gate-passed { background: #d4efdc; box-shadow: inset 3px 0 #1e8449; }
+.gate-not_evaluated { background: #fbefc9; box-shadow: inset 3px 0 #9a6700; }
+.legend .key { padding: 0 5px; border-radius: 2px; color: var(--fg); }
+.glances { display: flex; flex-wrap: wrap; gap: 8px 28px; align-items: flex-start; }
+.glance { min-width: 0; max-width: 100%; }
+.glance .tall { max-height: 18em; overflow-y: auto; }
+.loss { color: #b03a2e; font-size: 12px; }
+ul.notes { margin: 4px 0; }
+@media (max-width: 900px) { header.top { padding: 10px 12px 6px; } main { padding: 0 12px 32px; } }
 """
 
 JS = r"""

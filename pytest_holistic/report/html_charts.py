@@ -216,3 +216,53 @@ def group_bars(groups: Mapping[str, Mapping[str, Any]], worst: str | None, best:
     for tick in (low, (low + high) / 2, high):
         body.append(f'<text x="{x(tick):.1f}" y="{height - 5}" text-anchor="middle">{fmt(tick)}</text>')
     return _svg(width, height, title, body, "chart groups")
+
+
+@dataclass(frozen=True, slots=True)
+class IntervalRow:
+    """One dot-and-whisker row: a label, the value and its 95% interval, its colour, and a link to follow."""
+
+    label: str
+    value: float
+    low: float | None
+    high: float | None
+    colour: str
+    href: str
+    title: str = ""
+
+
+def nice_ticks(low: float, high: float, most: int = 6) -> list[float]:
+    """Round tick values over [low, high] (steps of 1, 2, 2.5 or 5 times a power of ten), at most ``most`` of them."""
+    span = high - low
+    if span <= 0 or not math.isfinite(span):
+        return [low]
+    for power in range(math.floor(math.log10(span / most)), math.floor(math.log10(span)) + 2):
+        for mantissa in (1.0, 2.0, 2.5, 5.0):
+            step = mantissa * 10.0**power
+            first, last = math.ceil(low / step - 1e-9), math.floor(high / step + 1e-9)
+            if last - first + 1 <= most:
+                return [round(k * step, 12) for k in range(first, last + 1)]
+    return [low, high]
+
+
+def interval_chart(rows: Sequence[IntervalRow], title: str) -> str:
+    """One row per label in the order given: a dot at the value, a whisker over its interval; each row is a link."""
+    numbers = [v for row in rows for v in (row.value, row.low, row.high) if v is not None]
+    low, high = _scale(numbers)
+    label_width, plot, row_height, top = 290, 340, 18, 8
+    width, height = label_width + plot + 70, top + row_height * len(rows) + 24
+    x = Axis(low, high, label_width, plot)
+    body = [f'<rect x="{label_width}" y="{top - 4}" width="{plot}" height="{row_height * len(rows) + 4}" class="plot"/>']
+    for tick in nice_ticks(low, high):
+        body.append(f'<line x1="{x(tick):.1f}" y1="{top - 4}" x2="{x(tick):.1f}" y2="{height - 18}" class="grid-line"/>')
+        body.append(f'<text x="{x(tick):.1f}" y="{height - 5}" text-anchor="middle">{tick:g}</text>')
+    for index, row in enumerate(rows):
+        mid = top + index * row_height + row_height / 2
+        tip = f"{row.title or row.label}: {fmt(row.value)} (95% CI {fmt(row.low)}–{fmt(row.high)})"
+        parts = [f'<text x="{label_width - 6}" y="{mid + 4:.1f}" text-anchor="end">{esc(_short(row.label, 42))}</text>']
+        if row.low is not None and row.high is not None:
+            parts.append(f'<line x1="{x(row.low):.1f}" y1="{mid:.1f}" x2="{x(row.high):.1f}" y2="{mid:.1f}" class="whisker"/>')
+        parts.append(f'<circle cx="{x(row.value):.1f}" cy="{mid:.1f}" r="4" fill="{row.colour}"/>')
+        parts.append(f'<text x="{label_width + plot + 8}" y="{mid + 4:.1f}">{fmt(row.value)}</text>')
+        body.append(f'<a href="{esc(row.href)}"><title>{esc(tip)}</title>{"".join(parts)}</a>')
+    return _svg(width, height, title, body, "chart intervals")

@@ -1,4 +1,5 @@
-"""``report.html``: one self-contained page (leaderboard, Dynascore, per-scenario tables and charts, instances).
+"""``report.html``: one self-contained page (an overview of the run first; for several models the leaderboard and
+Dynascore; per-scenario tables and charts; instances).
 
 Everything is inline (styles, script, SVG) and a Content-Security-Policy forbids any fetch, so the page opens
 offline and leaks nothing. Model inputs and outputs are data, never markup: text in the page is escaped here,
@@ -18,14 +19,15 @@ from typing import TYPE_CHECKING, Any
 
 from .html_assets import CSS, JS
 from .html_charts import Series, before_after_chart, colour, esc, fmt, group_bars, reliability_bins, reliability_diagram
+from .html_overview import overview
 from .json_report import _finite, model_slug
+from .overview import FAMILY_ORDER, ScenarioRuns, shared_notes
 
 if TYPE_CHECKING:
     from .aggregate import Results
 
 PAGE_SIZE = 50
 """Drill-down rows drawn at once: the page stays quick with 10 000 records."""
-FAMILY_ORDER = ("accuracy", "calibration", "robustness", "fairness", "bias", "toxicity", "efficiency")
 CSP = "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data:"
 ARROWS = {"higher": "↑", "lower": "↓", "target": "◎"}
 _SCRIPT_ESCAPES = str.maketrans({"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028", "\u2029": "\\u2029"})
@@ -39,6 +41,11 @@ def script_json(value: Any) -> str:
 
 def _data_block(element_id: str, value: Any) -> str:
     return f'<script type="application/json" id="{element_id}">{script_json(value)}</script>'
+
+
+def scenario_anchor(number: int) -> str:
+    """The id of the page's section for the scenario at ``number`` (in first-seen order): what the overview links to."""
+    return f"scenario-{number}"
 
 
 def _family_key(family: str) -> tuple[int, str]:
@@ -120,11 +127,6 @@ def _gate_status(gate: Mapping[str, Any]) -> str:
     return status if status in GATE_STATUSES else "failed"
 
 
-def _stopped_early(gate: Mapping[str, Any]) -> bool:
-    sequence = gate.get("sequence")
-    return isinstance(sequence, Mapping) and bool(sequence.get("stopped"))
-
-
 def _early_stop(columns: Sequence[RunColumn]) -> str:
     """Under a scenario's heading: where each of its runs stopped early, or why one that could ran in full."""
     lines = []
@@ -152,7 +154,7 @@ def _memory(model: Mapping[str, Any]) -> str:
 
 
 def _summary(reports: Sequence[Mapping[str, Any]], names: Sequence[str], models: Sequence[Mapping[str, Any]]) -> str:
-    """One line per model (run, time, completeness, memory, gate counts), then each gate that failed or was not evaluated."""
+    """One line per model (run, time, completeness, memory, gate counts); the gates themselves are in the overview."""
     memory = {str(model.get("name")): _memory(model) for model in models if isinstance(model, Mapping)}
     items = []
     for name, report in zip(names, reports, strict=True):
@@ -170,11 +172,6 @@ def _summary(reports: Sequence[Mapping[str, Any]], names: Sequence[str], models:
             f"<li><strong>{esc(name)}</strong> — run {esc(report.get('run_id'))}, {esc(report.get('created'))}, "
             f"{len(report.get('runs') or [])} runs, {esc(state)}{memory.get(name, '')}{f'; gates: {counts}' if gates else ''}</li>"
         )
-        items += [
-            f"<li class='status-{status}'>{esc(status.replace('_', ' '))}: {esc(gate.get('message') or gate.get('gate'))}</li>"
-            for gate, status in zip(gates, statuses, strict=True)
-            if status != "passed" or _stopped_early(gate)  # a gate decided early says on how many items, and how
-        ]
     return f'<ul class="summary">{"".join(items)}</ul>'
 
 
@@ -217,8 +214,8 @@ def _leaderboard(board: Mapping[str, Any]) -> str:
         '<p class="muted">Each cell: the metric with its 95% interval (Wilson for up to 500 scores of 0 or 1, else bootstrap). ↑ higher is better, ↓ lower is better, '
         "◎ closest to a target is best. Click a column to sort.</p>"
         f'<div class="controls"><label>Columns <select id="lb-family">{select}</select></label></div>'
-        f'<table id="leaderboard-table" class="sortable"><thead><tr>{"".join(head)}</tr></thead>'
-        f"<tbody>{''.join(rows)}</tbody></table></section>"
+        f'<div class="scroll"><table id="leaderboard-table" class="sortable"><thead><tr>{"".join(head)}</tr></thead>'
+        f"<tbody>{''.join(rows)}</tbody></table></div></section>"
     )
 
 
@@ -241,8 +238,8 @@ def _win_rates(board: Mapping[str, Any]) -> str:
     return (
         '<section id="win-rates"><h2>Mean win rates</h2><p class="muted">HELM\'s mean win rate: per family, the share of '
         "other models each model beats, averaged over the scenarios (main: the main metric of each scenario).</p>"
-        f'<table id="win-rate-table" class="sortable"><thead><tr><th data-sortable data-direction="text">Model</th>{head}</tr>'
-        f"</thead><tbody>{rows}</tbody></table></section>"
+        f'<div class="scroll"><table id="win-rate-table" class="sortable"><thead><tr><th data-sortable data-direction="text">Model</th>'
+        f"{head}</tr></thead><tbody>{rows}</tbody></table></div></section>"
     )
 
 
@@ -260,6 +257,7 @@ def _dynascore(board: Mapping[str, Any]) -> str:
         f'<output id="w-{esc(metric)}-share"></output></label>'
         for metric, weight in weights.items()
     )
+    shared, alone = shared_notes({str(scenario): [str(n) for n in entry.get("notes") or ()] for scenario, entry in scenarios.items()})
     tables = []
     for scenario, entry in scenarios.items():
         sources = entry.get("sources") or {}
@@ -281,9 +279,9 @@ def _dynascore(board: Mapping[str, Any]) -> str:
                 f'<td class="num score" data-sort="{"" if score is None else repr(score)}">{fmt(score)}</td>{cells}</tr>'
             )
         foot = "".join(f'<td class="num">{fmt(_number(amrs.get(m)))}</td>' for m in metrics)
-        notes = "".join(f"<li>{esc(note)}</li>" for note in entry.get("notes") or ())
+        notes = "".join(f"<li>{esc(note)}</li>" for note in alone.get(str(scenario), ()))
         tables.append(
-            f'<div><table class="dyna sortable" data-scenario="{esc(scenario)}"><caption>{esc(scenario)}</caption><thead><tr>'
+            f'<div class="scroll"><table class="dyna sortable" data-scenario="{esc(scenario)}"><caption>{esc(scenario)}</caption><thead><tr>'
             '<th title="Dynascore rank">#</th><th data-sortable data-direction="text">Model</th>'
             f'<th data-sortable data-direction="higher">Dynascore</th>{head}</tr></thead><tbody>{"".join(rows)}</tbody>'
             f'<tfoot><tr><td></td><th colspan="2">AMRS</th>{foot}</tr></tfoot></table>'
@@ -297,8 +295,18 @@ def _dynascore(board: Mapping[str, Any]) -> str:
         "one cannot be put in performance units and is left out). Move a slider to re-rank the models."
         f"{f' Memory is counted against a {cap:g} GB cap.' if cap is not None else ''}</p>"
         f'<div class="controls weights">{sliders}<button type="button" id="dyna-reset">Dynaboard defaults</button></div>'
+        f"{_said_once(shared, len(scenarios))}"
         f'<div class="dyna-tables">{"".join(tables)}</div>{_data_block("holistic-dynascore", dyna)}</section>'
     )
+
+
+def _said_once(shared: Sequence[tuple[str, Sequence[str]]], total: int) -> str:
+    """Notes that hold for several scenarios' Dynascores, each once, with where it holds (rather than under every table)."""
+    lines = "".join(
+        f"<li>{esc(note)} <span class='muted'>({'every scenario' if len(where) == total else esc(', '.join(where))})</span></li>"
+        for note, where in shared
+    )
+    return f'<ul class="notes" id="dyna-notes">{lines}</ul>' if lines else ""
 
 
 def _metric_table(columns: Sequence[RunColumn]) -> str:
@@ -321,7 +329,7 @@ def _metric_table(columns: Sequence[RunColumn]) -> str:
                 value = _number(result.get("value"))
                 cells.append(_value_cell(value, _number(ci[0]), _number(ci[1]), result.get("n"), value))
             body.append(f"<tr><th>{esc(name)} {ARROWS.get(direction, '')}{esc(target)}</th>{''.join(cells)}</tr>")
-    return f'<table class="metrics"><thead><tr><th>metric</th>{head}</tr></thead><tbody>{"".join(body)}</tbody></table>'
+    return f'<div class="scroll"><table class="metrics"><thead><tr><th>metric</th>{head}</tr></thead><tbody>{"".join(body)}</tbody></table></div>'
 
 
 def _reads_correctness(run: Mapping[str, Any]) -> bool:
@@ -396,7 +404,7 @@ def _scenarios(scenarios: Mapping[str, Sequence[RunColumn]]) -> str:
         perturbed = _perturbation_charts(columns)
         groups = _group_charts(columns)
         parts.append(
-            f'<section class="scenario" id="scenario-{number}"><h3>{esc(scenario)}</h3>{_early_stop(columns)}'
+            f'<section class="scenario" id="{scenario_anchor(number)}"><h3>{esc(scenario)}</h3>{_early_stop(columns)}'
             f"{_metric_table(columns)}"
             + (f'<h4>Calibration</h4><div class="charts">{reliability}</div>' if reliability else "")
             + (
@@ -474,29 +482,35 @@ def _drill_down(data: Mapping[str, Any]) -> str:
     )
 
 
-def render(reports: Sequence[Mapping[str, Any]], leaderboard: Mapping[str, Any]) -> str:
-    """The whole page for one or more reports (one per model) and their leaderboard."""
+def render(reports: Sequence[Mapping[str, Any]], leaderboard: Mapping[str, Any], *, comparison: bool | None = None) -> str:
+    """The whole page for one or more reports (one per model) and their leaderboard.
+
+    ``comparison``: whether to show the sections that compare models (leaderboard, win rates, Dynascore); by
+    default only with two models or more, since with one they rank it against no one.
+    """
     from .leaderboard import model_names, run_columns  # lazily, as in HtmlWriter.write: leaderboard.py may use this module
 
     names = model_names(reports)  # the leaderboard's names for the same reports, so the two always agree
     scenarios = _scenario_columns(reports, names, run_columns(reports))
     title = "pytest-holistic report: " + ", ".join(names)
+    compare = len(reports) > 1 if comparison is None else comparison
+    comparing = [_leaderboard(leaderboard), _win_rates(leaderboard), _dynascore(leaderboard)] if compare else []
+    views = [ScenarioRuns(name, scenario_anchor(number), columns) for number, (name, columns) in enumerate(scenarios.items())]
     sections = [
-        _leaderboard(leaderboard),
-        _win_rates(leaderboard),
-        _dynascore(leaderboard),
+        overview(reports, names, views),
+        *comparing,
         _scenarios(scenarios),
         _drill_down(_instance_data(scenarios, names)),
     ]
     nav = [("leaderboard", "Leaderboard"), ("win-rates", "Win rates"), ("dynascore", "Dynascore")]
-    links = "".join(f'<a href="#{key}">{text}</a>' for key, text in nav if f'id="{key}"' in "".join(sections[:3]))
+    links = "".join(f'<a href="#{key}">{text}</a>' for key, text in nav if f'id="{key}"' in "".join(comparing))
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         f'<meta http-equiv="Content-Security-Policy" content="{CSP}">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
         f"<title>{esc(title)}</title><style>{CSS}</style></head><body>"
         f'<header class="top"><h1>{esc(title)}</h1>{_summary(reports, names, leaderboard.get("models") or [])}'
-        f'<nav>{links}<a href="#scenarios">Scenarios</a><a href="#instances">Instances</a></nav>'
+        f'<nav><a href="#overview">Overview</a>{links}<a href="#scenarios">Scenarios</a><a href="#instances">Instances</a></nav>'
         "<noscript><p>Sorting, the Dynascore sliders and the instance list need JavaScript.</p></noscript></header>"
         f"<main>{''.join(sections)}</main><script>{JS}</script></body></html>\n"
     )

@@ -26,15 +26,20 @@ def load_report(path: Path) -> dict[str, Any]:
     return read_report(path, FIX)
 
 
-def merge(paths: Sequence[Path], out_dir: Path, *, memory_cap_gb: float = MEMORY_CAP_GB) -> list[Path]:
-    """Load the reports, build their leaderboard, write leaderboard.json and index.html; the paths written."""
+def merge(
+    paths: Sequence[Path], out_dir: Path, *, memory_cap_gb: float = MEMORY_CAP_GB, comparison: bool | None = None
+) -> list[Path]:
+    """Load the reports, build their leaderboard, write leaderboard.json and index.html; the paths written.
+
+    ``comparison``: show the page's sections that compare models even for one report (None: only for two or more).
+    """
     if not paths:
         raise UserError(f"no report given; {FIX}")
     reports = [load_report(path) for path in paths]
     board = build_leaderboard(reports, memory_cap_gb=memory_cap_gb, paths=[str(path) for path in paths])
     from .html_report import render  # the page's templates load only when a page is written
 
-    page = render(reports, board)
+    page = render(reports, board, comparison=comparison)
     try:
         return [
             write_atomic(out_dir / "leaderboard.json", json.dumps(board, indent=1, allow_nan=False) + "\n"),

@@ -217,6 +217,24 @@ def test_sections_present_for_a_full_report() -> None:
     assert '<th colspan="2">AMRS</th>' in page
 
 
+def test_one_model_opens_on_its_overview_without_comparisons() -> None:
+    solo = [report("solo", 0.7)]
+    page = render(solo, build_leaderboard(solo))
+    assert page.index('id="overview"') < page.index('id="scenarios"')
+    for section in ('id="leaderboard"', 'id="win-rates"', 'id="dynascore"'):
+        assert section not in page  # one model beats no one
+    assert 'id="verdicts"' in page and 'id="grid"' in page and 'href="#scenario-1"' in page
+    assert "yesno exact_match = 0.5 &lt; 0.9" in page  # the failed gate, in the verdicts
+    assert 'id="main-chart"' in page and 'class="chart intervals"' in page
+
+
+def test_a_note_true_of_every_scenario_is_said_once() -> None:
+    page = three_model_page()
+    note = "<li>memory left out: its AMRS is undefined"
+    assert page.count(note) == 1 and "(every scenario)" in page  # not under each of the two tables
+    assert "<li>robustness dropped: no value for gamma</li>" in page  # a note of one scenario stays under its table
+
+
 def test_report_without_perturbations_or_calibration_has_no_such_panels() -> None:
     solo = [report("solo", 0.7, calibrated=False, perturbed=False)]
     page = render(solo, build_leaderboard(solo))
@@ -228,7 +246,8 @@ def test_report_without_perturbations_or_calibration_has_no_such_panels() -> Non
 
 
 def test_empty_leaderboard_renders() -> None:
-    page = render([report("solo", 0.7)], {"models": [], "columns": [], "cells": {}, "win_rates": {}, "dynascore": {}})
+    empty = {"models": [], "columns": [], "cells": {}, "win_rates": {}, "dynascore": {}}
+    page = render([report("solo", 0.7)], empty, comparison=True)
     assert "No metrics to compare." in page and 'id="dynascore"' not in page and 'id="instances"' in page
 
 

@@ -186,3 +186,12 @@ def test_bad_options_are_usage_errors(
     assert exited.value.code == 2
     assert problem in capsys.readouterr().err
     assert not list(tmp_path.glob("*.html"))  # nothing written into the current folder
+
+
+def test_one_run_is_compared_only_on_request(two_runs: list[Path], tmp_path: Path) -> None:
+    assert main(["report", str(two_runs[0]), "-o", str(tmp_path / "plain")]) == 0
+    plain = (tmp_path / "plain" / "index.html").read_text()
+    assert 'id="overview"' in plain and 'id="dynascore"' not in plain and 'id="win-rates"' not in plain
+    assert main(["report", str(two_runs[0]), "-o", str(tmp_path / "asked"), "--compare"]) == 0
+    asked = (tmp_path / "asked" / "index.html").read_text()
+    assert 'id="leaderboard"' in asked and 'id="dynascore"' in asked and 'id="win-rates"' in asked
