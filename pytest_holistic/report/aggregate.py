@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import Any, Literal
@@ -423,10 +423,9 @@ class RunResults:
         self._perturbed = None
         self._observations = None
 
-    def keep_instances(self, instances: Sequence[str]) -> int:
+    def keep_instances(self, instances: Collection[str]) -> int:
         """Keep only the records of these instances (a run stopped early: those before its stop); how many were dropped."""
-        kept = set(instances)
-        dropped = [nodeid for nodeid, record in self._records.items() if record.instance.id not in kept]
+        dropped = [nodeid for nodeid, record in self._records.items() if record.instance.id not in instances]
         for nodeid in dropped:
             del self._records[nodeid]
         self._metrics.clear()

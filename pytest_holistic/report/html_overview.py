@@ -110,6 +110,14 @@ def _scenario_link(anchor: str, scenario: str, label: str, several: bool) -> str
     return f'<a href="#{esc(anchor)}">{esc(scenario)}</a>{_who(label, several)}'
 
 
+def _glance(element_id: str, title: str, header: str, body: str, scroll: str = "scroll") -> str:
+    """One "where it breaks" table: its heading, then the table in a box that scrolls inside the page's width."""
+    return (
+        f'<div class="glance" id="{element_id}"><h3>{title}</h3><div class="{scroll}">'
+        f"<table><thead><tr>{header}</tr></thead><tbody>{body}</tbody></table></div></div>"
+    )
+
+
 def _drops(scenarios: Sequence[ScenarioRuns], several: bool) -> str:
     rows = drops(scenarios)
     if not rows:
@@ -121,11 +129,11 @@ def _drops(scenarios: Sequence[ScenarioRuns], several: bool) -> str:
         f'<td class="num">{"—" if row.flipped is None else row.flipped}{"" if row.changed is None else f" of {row.changed}"}</td></tr>'
         for row in rows
     )
-    return (
-        '<div class="glance" id="drops"><h3>Largest robustness and fairness drops</h3><div class="scroll">'
-        "<table><thead><tr><th>perturbation</th><th>scenario · metric</th><th>before → after</th>"
-        f'<th title="instances whose answer went from right to wrong or back">flipped</th></tr></thead><tbody>{body}</tbody></table></div></div>'
+    header = (
+        "<th>perturbation</th><th>scenario · metric</th><th>before → after</th>"
+        '<th title="instances whose answer went from right to wrong or back">flipped</th>'
     )
+    return _glance("drops", "Largest robustness and fairness drops", header, body)
 
 
 def _groups(scenarios: Sequence[ScenarioRuns], several: bool) -> str:
@@ -138,10 +146,8 @@ def _groups(scenarios: Sequence[ScenarioRuns], several: bool) -> str:
         f'<td>{esc(row.best)} <span class="num">{fmt(row.best_mean)}</span></td><td class="num">{fmt(row.gap)}</td></tr>'
         for row in rows
     )
-    return (
-        '<div class="glance" id="worst-groups"><h3>Worst groups</h3><div class="scroll"><table><thead><tr>'
-        f"<th>scenario · metric</th><th>worst group</th><th>best group</th><th>gap</th></tr></thead><tbody>{body}</tbody></table></div></div>"
-    )
+    header = "<th>scenario · metric</th><th>worst group</th><th>best group</th><th>gap</th>"
+    return _glance("worst-groups", "Worst groups", header, body)
 
 
 def _calibration(scenarios: Sequence[ScenarioRuns], several: bool) -> str:
@@ -153,10 +159,8 @@ def _calibration(scenarios: Sequence[ScenarioRuns], several: bool) -> str:
         f'<td class="num">{fmt(row.ece.value)}</td><td class="num ci-inline">{_interval(row.ece)}</td></tr>'
         for row in rows
     )
-    return (
-        '<div class="glance" id="calibration-glance"><h3>Calibration (ECE, 10 bins ↓)</h3><div class="scroll tall">'
-        f"<table><thead><tr><th>scenario</th><th>ECE</th><th>95% interval</th></tr></thead><tbody>{body}</tbody></table></div></div>"
-    )
+    header = "<th>scenario</th><th>ECE</th><th>95% interval</th>"
+    return _glance("calibration-glance", "Calibration (ECE, 10 bins ↓)", header, body, "scroll tall")
 
 
 def _chart_label(scenario: str, model: str | None, value: Value) -> tuple[str, str]:

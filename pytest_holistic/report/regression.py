@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..regression_specs import RegressionSpec
 from .. import metrics as registry
+from ..regression_specs import RegressionSpec
 from .compare import Baseline, Side, compare, direction_of, load_baseline, side_of
 from .sequential import PairedCheck
 
@@ -196,11 +196,11 @@ class ComparisonPlan:
         """The regression checks on a run that may stop early, each as a paired-difference sequence decides it, and
         one line for each that cannot stop it (a metric without finite bounds, a run the baseline does not have)."""
         checks, held = [], []
+        base = _baseline_side(self.baseline, info)
         for metric in dict.fromkeys(spec.metric for spec in self.specs):
             spec = _spec_for(self.specs, info.scenario, metric)
             if spec is None or metric not in info.metrics:
                 continue
-            base = _baseline_side(self.baseline, info)
             found = registry.find(metric)
             if found is None or not (math.isfinite(found.bounds[0]) and math.isfinite(found.bounds[1])):
                 held.append(f"regression check {spec.text}: {metric!r} has no finite bounds, so the run is compared in full")

@@ -15,6 +15,7 @@ from __future__ import annotations
 import datetime as _dt
 import json
 import sys
+from collections import Counter
 from collections.abc import Generator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -218,27 +219,22 @@ class Reporter:
         """Whether an item belongs to a run that stopped early, after the stop (skipped for that reason, not the user's)."""
         base = nodeid.rsplit("[", 1)[0]
         sequences = self.sequences.get(base)
-        settled = sequences.settled if sequences is not None else None
-        if sequences is None or settled is None or not settled.early or not nodeid.endswith("]"):
+        if sequences is None or not sequences.used or not nodeid.endswith("]"):
             return False
-        return instance_key(nodeid, base) not in sequences.order[: settled.n]
+        return instance_key(nodeid, base) not in sequences.used
 
     def _cut_at_stops(self) -> None:
         """Each run that stopped early keeps the instances before its stop (answers past it that arrived first, under
         xdist, are counted, not used: the numbers must not depend on timing); every such run says how it went."""
-        past: dict[str, int] = {}
-        for nodeid in self.skipped:
-            if self._past_stop(nodeid):
-                past[nodeid.rsplit("[", 1)[0]] = past.get(nodeid.rsplit("[", 1)[0], 0) + 1
+        past = Counter(nodeid.rsplit("[", 1)[0] for nodeid in self.skipped if self._past_stop(nodeid))
         for key, sequences in self.sequences.items():
             run = self.runs.get(key)
             if run is None:
                 continue
             summary = sequences.summary()
-            settled = sequences.settled
-            if settled is not None and settled.early:
-                summary["answered_past_stop"] = run.keep_instances(sequences.order[: settled.n])
-                summary["not_computed"] = past.get(key, 0)
+            if sequences.used:
+                summary["answered_past_stop"] = run.keep_instances(sequences.used)
+                summary["not_computed"] = past[key]
             run.early_stop = summary
 
     def pytest_holistic_worker_finished(self, config: pytest.Config, summary: dict[str, Any]) -> None:

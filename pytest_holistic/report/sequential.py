@@ -230,8 +230,8 @@ class RunSequences:
         self._waiting: dict[str, dict[str | None, ItemRecord]] = defaultdict(dict)
         self._next = 0
         self._sums = dict.fromkeys(self.gates, 0.0)
-        self._waiting_originals: dict[str, ItemRecord] = {}  # the original of the instance being fed, for paired checks
         self.settled: Settled | None = None
+        self.used: frozenset[str] = frozenset()  # a run stopped early: the instances before its stop, it is judged on
         self.broken: str | None = None  # why the run can no longer stop early (an item without a score)
 
     @property
@@ -248,7 +248,7 @@ class RunSequences:
             if values is None:
                 break
             self._next += 1
-            self._waiting.pop(instance_id, None)
+            original = self._waiting.pop(instance_id)[None]  # _values found it
             decisions: dict[str, tuple[Decision, Interval]] = {}
             for expression, sequence in self.sequences.items():
                 sequence.update(values[expression])
@@ -261,24 +261,24 @@ class RunSequences:
                     grouped.update(group, values[expression])
                 gate = self.gates[expression].gate
                 decisions[expression] = (grouped.decide(gate.op, gate.threshold), grouped.interval)
-            paired = self._feed_paired(instance_id)
+            paired = self._feed_paired(instance_id, original)
             if paired is None:
                 break
             decided = [decision for decision, _ in decisions.values()] + [decision for decision, _, _ in paired.values()]
             if all(decision != "undecided" for decision in decided):
                 self.settled = Settled(self._next, len(self.order), decisions, paired)
+                if self.settled.early:
+                    self.used = frozenset(self.order[: self._next])
         return self.settled
 
-    def _feed_paired(self, instance_id: str) -> dict[str, tuple[Decision, Interval, int]] | None:
+    def _feed_paired(self, instance_id: str, original: ItemRecord) -> dict[str, tuple[Decision, Interval, int]] | None:
         """Each regression check after this instance: its difference fed when the baseline has the instance."""
-        original = self._waiting_originals.pop(instance_id, None)
         decisions: dict[str, tuple[Decision, Interval, int]] = {}
         for text, sequence in self.paired_sequences.items():
             check = self.paired[text]
             base = check.baseline.get(instance_id)
             if base is not None:
-                score = original.scores.get(check.metric, math.nan) if original is not None else math.nan
-                difference = score - base
+                difference = original.scores.get(check.metric, math.nan) - base
                 if not check.low - check.high <= difference <= check.high - check.low:  # NaN too
                     self.broken = f"instance {instance_id!r} has no {check.metric} score to pair, so the run cannot stop early"
                     return None
@@ -298,7 +298,6 @@ class RunSequences:
             verb = "was skipped by the test" if unusable.outcome == "skipped" else "errored"
             self.broken = f"item {unusable.nodeid} {verb}, so the run cannot stop early"
             return None
-        self._waiting_originals[instance_id] = original
         values: dict[str, float] = {}
         for expression, form in self.gates.items():
             missing = [label for label in form.labels if label not in arrived and label not in self._unchanged[instance_id]]
