@@ -185,12 +185,17 @@ SLOW_RULES = '{"generate": {"capital of France": " Paris"}, "default": " no", "d
 
 
 def _run_then_signal(pytester: pytest.Pytester, seconds: float, send: str, *args: str) -> subprocess.CompletedProcess[str]:
-    """Start pytest in its own process group, wait, then signal it as a terminal or a CI runner would."""
+    """Start pytest in its own process group, wait for its first committed answer and then ``seconds`` more, then
+    signal it as a terminal or a CI runner would.
+
+    Waiting on the cache rather than on the clock keeps the test's meaning on a loaded machine, where a model
+    can take longer than any fixed sleep to commit its first batch.
+    """
     process = start_pytest(pytester.path, *args)
-    cache = pytester.path / "reports" / ".cache" / "responses.sqlite"
     deadline = time.monotonic() + 120
-    while not cache.exists() and time.monotonic() < deadline:  # the model has started answering
-        time.sleep(0.05)
+    while _cache_rows(pytester.path, missing_ok=True) == 0 and process.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert process.poll() is None, "the run ended before it could be signalled"
     time.sleep(seconds)
     if send == "ctrl-c":
         os.killpg(process.pid, signal.SIGINT)
@@ -203,11 +208,20 @@ def _run_then_signal(pytester: pytest.Pytester, seconds: float, send: str, *args
     return subprocess.CompletedProcess(process.args, process.returncode, output, "")
 
 
-def _cache_rows(root: Path) -> int:
+def _cache_rows(root: Path, missing_ok: bool = False) -> int:
+    """The answers committed to the response cache; with ``missing_ok``, 0 while the cache is not there yet."""
     import sqlite3
 
-    with sqlite3.connect(root / "reports" / ".cache" / "responses.sqlite") as db:
-        return int(db.execute("SELECT COUNT(*) FROM responses").fetchone()[0])
+    path = root / "reports" / ".cache" / "responses.sqlite"
+    if missing_ok and not path.exists():
+        return 0
+    try:
+        with sqlite3.connect(path, timeout=30) as db:
+            return int(db.execute("SELECT COUNT(*) FROM responses").fetchone()[0])
+    except sqlite3.OperationalError:
+        if missing_ok:  # created but its table not yet
+            return 0
+        raise
 
 
 def _computed(report: dict) -> int:
@@ -220,7 +234,7 @@ def test_stopped_before_any_item_finished_still_reports_everything(pytester: pyt
     (pytester.path / "slow.json").write_text(SLOW_RULES)
     pytester.makepyfile(test_numbers=holistic_suite(count=40, extra=", gates=('exact_match>=0.5',)"))
     pytester.makepyfile(test_second=SLOW_SECOND)
-    result = _run_then_signal(pytester, 0.5, send, "-n", "2", "--model", "scripted:slow.json", "--holistic-shard-size", "40")
+    result = _run_then_signal(pytester, 0.2, send, "-n", "2", "--model", "scripted:slow.json", "--holistic-shard-size", "40")
     assert "Traceback" not in result.stdout and "INTERNALERROR" not in result.stdout, result.stdout
     report = _latest(pytester.path, "scripted_slow.json")
     assert report["complete"] is False and report["interrupted"]
@@ -239,7 +253,7 @@ def test_worker_killed_mid_shard_is_counted_from_its_ledger(pytester: pytest.Pyt
     (pytester.path / "slow.json").write_text(SLOW_RULES)
     pytester.makepyfile(test_numbers=holistic_suite(count=40))
     result = _run_then_signal(
-        pytester, 1.0, "kill-worker", "-n", "2", "--model", "scripted:slow.json", "--holistic-shard-size", "20"
+        pytester, 0.3, "kill-worker", "-n", "2", "--model", "scripted:slow.json", "--holistic-shard-size", "20"
     )
     assert "INTERNALERROR" not in result.stdout, result.stdout
     report = _latest(pytester.path, "scripted_slow.json")

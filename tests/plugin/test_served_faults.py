@@ -309,12 +309,17 @@ def test_stopping_while_the_next_shard_hangs_in_the_background(
     and its request for n15 hangs. Ctrl-C while pytest waits for that shard: the run still ends within 15 s, with
     the first shard's ten items reported and the second's ten listed as not completed."""
     server, script = serve_faulty({15: _hang(release)})
-    pytester.makepyfile(test_numbers=holistic_suite(count=20))
+    last_of_first = pytester.path / "n9-ran"
+    pytester.makepyfile(test_numbers=holistic_suite(count=20, body=f"if instance.id == 'n9':\n        open({str(last_of_first)!r}, 'w').close()"))
     process = start_pytest(
         pytester.path, "--model", f"openai:{server.url}#m", "--holistic-overlap", "on", "--holistic-shard-size", "10"
     )
-    _wait_for(lambda: _cache_rows(pytester.path) == 19 and script.sent[15] == 1, process, "19 answers committed")
-    time.sleep(0.5)  # the first shard's items have run; pytest waits for the second shard
+    _wait_for(
+        lambda: _cache_rows(pytester.path) == 19 and script.sent[15] == 1 and last_of_first.exists(),
+        process,
+        "19 answers committed and the first shard's items run",
+    )
+    time.sleep(0.5)  # n9's result is reported; pytest waits for the second shard
     output = _stop(process, "ctrl-c")
     assert process.returncode == pytest.ExitCode.INTERRUPTED and "Traceback" not in output, output
     report = _report(pytester.path)
