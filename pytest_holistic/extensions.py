@@ -21,6 +21,7 @@ from .metrics import BUILTIN, POPULATION
 from .metrics.base import ScoredMetric
 from .models.registry import BackendKind, Backends
 from .options import Option, Values
+from .printable import printable
 
 PLUGIN_NAME = "holistic-extensions"
 """The name the session's :class:`Extensions` is registered under in pytest's plugin manager."""
@@ -77,10 +78,20 @@ class Extensions:
 
     def _still_open(self, what: str) -> None:
         if self._closed:
-            raise UserError(
-                f"{what} was registered after pytest-holistic read its options (by a conftest.py below the root folder?); "
-                "register it in the root conftest.py or in a plugin"
+            raise LateRegistration(
+                printable(
+                    f"pytest-holistic: {what} was registered after pytest-holistic read its options "
+                    "(by a conftest.py below the root folder?); register it in the root conftest.py or in a plugin"
+                )
             )
+
+
+class LateRegistration(UserError, pytest.Collector.CollectError):
+    """An addition once the options are read: most often a sub-folder conftest, loaded while pytest collects.
+
+    Raised there, pytest shows a collection error's message as the whole report of that folder (one line, no
+    traceback, exit status 2); raised anywhere else it is a :class:`UserError` like any other.
+    """
 
 
 def session_extensions(config: pytest.Config) -> Extensions:

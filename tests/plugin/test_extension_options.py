@@ -140,3 +140,28 @@ def test_the_value_reaches_the_scorer(pytester: pytest.Pytester, args: list[str]
     assert run["metrics"]["answer_length"]["direction"] == "lower"  # as the metric declared, not a recorded score's default
     # the gate is decided on the scores the option chose: a mean of 2.0 words passes, of 9.25 characters fails
     result.assert_outcomes(passed=5 if unit == "words" else 4, failed=0 if unit == "words" else 1)
+
+
+@pytest.mark.parametrize("workers", ["0", "2"])
+def test_a_metric_registered_by_a_sub_folder_conftest_is_one_collection_error_line(
+    pytester: pytest.Pytester, workers: str
+) -> None:
+    """A conftest.py below the root is loaded while pytest collects, after the options were read: its metric
+    cannot get them, so that folder's collection fails with one line that says where to register it instead."""
+    sub = pytester.mkpydir("evals")
+    (sub / "conftest.py").write_text(PLUGIN)
+    (sub / "test_caps.py").write_text(SUITE)
+    pytester.path.joinpath("rules.yaml").write_text(RULES)
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--model", "scripted:rules.yaml", "-n", workers)
+    # A collection error's own status: 2, and 1 under xdist, which reports any collection error so.
+    assert result.ret == (pytest.ExitCode.INTERRUPTED if workers == "0" else pytest.ExitCode.TESTS_FAILED)
+    output = result.stdout.str() + result.stderr.str()
+    assert "Traceback" not in output and "raise " not in output and "INTERNALERROR" not in output, output
+    result.stdout.fnmatch_lines(
+        [
+            (
+                "pytest-holistic: model-scored metric 'answer_length' was registered after pytest-holistic read its"
+                " options (by a conftest.py below the root folder?); register it in the root conftest.py or in a plugin"
+            )
+        ]
+    )

@@ -310,7 +310,9 @@ def test_stopping_while_the_next_shard_hangs_in_the_background(
     the first shard's ten items reported and the second's ten listed as not completed."""
     server, script = serve_faulty({15: _hang(release)})
     last_of_first = pytester.path / "n9-ran"
-    pytester.makepyfile(test_numbers=holistic_suite(count=20, body=f"if instance.id == 'n9':\n        open({str(last_of_first)!r}, 'w').close()"))
+    pytester.makepyfile(
+        test_numbers=holistic_suite(count=20, body=f"if instance.id == 'n9':\n        open({str(last_of_first)!r}, 'w').close()")
+    )
     process = start_pytest(
         pytester.path, "--model", f"openai:{server.url}#m", "--holistic-overlap", "on", "--holistic-shard-size", "10"
     )
