@@ -31,6 +31,7 @@ from ..metrics.paired import (
     minimum_detectable_difference,
     paired_bootstrap,
 )
+from .labels import run_labels
 from .schema import read_report
 
 if TYPE_CHECKING:
@@ -374,10 +375,8 @@ def compare_pair(this: Side, base: Side, matched_by: str, label: str) -> dict[st
 def compare(this: Sequence[Side], baseline: Baseline) -> dict[str, Any]:
     """The whole comparison as plain data (report.json's ``comparison``, without the regression verdicts)."""
     pairs, only_this, only_base = pair_runs(this, baseline.runs)
-    names = [side.scenario for side, _, _ in pairs]
-    scenarios = [
-        compare_pair(side, base, how, side.scenario if names.count(side.scenario) == 1 else side.key) for side, base, how in pairs
-    ]
+    labels = run_labels((side.key, side.scenario) for side in this)  # the names gate lines and the page use
+    scenarios = [compare_pair(side, base, how, labels.of(side.key, side.scenario)) for side, base, how in pairs]
     return {
         "baseline": baseline.describe(),
         "methods": dict(METHODS),

@@ -88,3 +88,29 @@ def test_two_runs_of_one_scenario_are_named_apart_everywhere(pytester: pytest.Py
     assert sorted(headings) == sorted(LABELS.values())
     columns = re.findall(r'data-scenario="([^"]*)"', page) or headings  # the Dynascore's tables, when drawn
     assert len(set(columns)) == len(columns)
+
+
+def test_regression_checks_and_the_comparison_use_the_same_labels(pytester: pytest.Pytester) -> None:
+    """Against a baseline of the same suite, each run's comparison and regression check carry its label."""
+    (pytester.path / "rules.json").write_text(SCRIPT)
+    pytester.makepyfile(
+        shared_capitals=SHARED,
+        test_capitals_a=_test("test_short", 3) + _test("test_long", 8),
+        test_capitals_b=_test("test_short", 5),
+    )
+    args = ("--model", "scripted:rules.json", "-p", "no:cacheprovider")
+    assert pytester.runpytest_subprocess(*args, timeout=300).ret == 0
+    baseline = pytester.path / "baseline.json"
+    latest = pytester.path / "reports" / "scripted_rules.json" / "latest" / "report.json"
+    baseline.write_text(latest.read_text())
+    result = pytester.runpytest_subprocess(
+        *args, "--holistic-baseline", str(baseline), "--holistic-fail-on-regression", "exact_match:0.5", timeout=300
+    )
+    assert result.ret == 0, result.stdout.str()
+    report = json.loads(latest.read_text())
+    assert validate_report(report) == []
+    assert {entry["key"]: entry["label"] for entry in report["comparison"]["scenarios"]} == LABELS
+    checks = [line for line in result.stdout.str().splitlines() if line.startswith("regression PASSED: ")]
+    assert sorted(line.split(":exact_match (margin 0.5)")[0].removeprefix("regression PASSED: ") for line in checks) == sorted(
+        LABELS.values()
+    ), checks
