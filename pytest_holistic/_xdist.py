@@ -17,6 +17,7 @@ from xdist.scheduler import LoadScopeScheduling
 
 from .channels import LEDGER, STOPS, relay_output, relay_report
 from .progress import ItemProgress, terminal_emitter
+from .progress.durations import read_item_seconds
 from .shards import assign_shards
 
 if TYPE_CHECKING:
@@ -96,12 +97,12 @@ class XdistController:
         self.config.hook.pytest_holistic_items_expected(config=self.config, nodeids=list(ids))
         if self.progress is None and (terminal := terminal_emitter(self.config)) is not None:
             self.progress = ItemProgress(*terminal)
-            self.progress.expect(len(ids))
+            self.progress.expect(ids, read_item_seconds(self.config))
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         relay_report(self.config, report)
         if self.progress is not None and (report.when == "call" or (report.when == "setup" and not report.passed)):
-            self.progress.finished()
+            self.progress.finished(report.nodeid)
 
     def pytest_testnodedown(self, node: Any, error: Any) -> None:
         if error is not None:  # a worker that died (killed, crashed) rather than finished

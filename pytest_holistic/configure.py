@@ -20,6 +20,7 @@ from .gates import check_metric_name
 from .models import cache as response_cache
 from .printable import printable
 from .progress import ModelProgress, terminal_emitter
+from .progress.durations import ItemSeconds
 from .report.json_report import JsonWriter, new_run_id
 from .report.ledger import Ledgers
 from .report.outputs import Writer
@@ -109,6 +110,7 @@ def _configure_reporter(
     config.stash[REPORTER] = reporter
     reporter.handle_sigterm()
     config.pluginmanager.register(reporter, "holistic-reporter")
+    config.pluginmanager.register(ItemSeconds(config), "holistic-item-seconds")
     if config.pluginmanager.hasplugin("xdist"):
         from ._xdist import XdistController
 
@@ -122,9 +124,10 @@ def unconfigure(config: pytest.Config) -> None:
         del config.stash[REPORTER]
         reporter.close()
         config.pluginmanager.unregister(reporter)
-        xdist = config.pluginmanager.get_plugin("holistic-xdist")
-        if xdist is not None:
-            config.pluginmanager.unregister(xdist)
+        for name in ("holistic-xdist", "holistic-item-seconds"):
+            glue = config.pluginmanager.get_plugin(name)
+            if glue is not None:
+                config.pluginmanager.unregister(glue)
     worker = config.stash.get(WORKER_SIDE, None)
     if worker is not None:
         del config.stash[WORKER_SIDE]

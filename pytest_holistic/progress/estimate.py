@@ -3,15 +3,14 @@
 A point estimate from the rate so far reads as a promise: one batch of long prompts after a few short ones, and
 "about 13 s left" becomes minutes. Here each finished batch (or each window of finished items) gives its seconds
 per unit of work, a unit being whatever the caller counts (a request, a character of prompt); the time left is
-the remaining work at the mean rate give or take one standard deviation of those rates, kept within the fastest
-and the slowest rate seen. Units that scale with a batch's length (characters rather than requests) keep the
+the remaining work at the mean rate give or take one standard deviation of those rates (each weighed by its
+work), kept within the fastest and the slowest rate seen. Units that scale with a batch's length (characters rather than requests) keep the
 range honest when the batches still to come are longer than those done. Before two samples it is unknown.
 """
 
 from __future__ import annotations
 
 import math
-import statistics
 from dataclasses import dataclass, field
 
 
@@ -44,16 +43,26 @@ class TimeLeft:
     """Seconds per unit of work, one sample per finished batch; the time the remaining work takes, in words."""
 
     rates: list[float] = field(default_factory=list)
+    units: list[float] = field(default_factory=list)  # each sample's weight: a window of little work says little
 
     def add(self, units: float, seconds: float) -> None:
         if units > 0 and seconds >= 0:
             self.rates.append(seconds / units)
+            self.units.append(units)
 
     def bounds(self, remaining: float) -> tuple[float, float] | None:
-        """The shortest and the longest plausible time for ``remaining`` units; None before two samples."""
-        if len(self.rates) < 2:
+        """The shortest and the longest plausible time for ``remaining`` units; None before two samples.
+
+        The rates are weighed by their samples' work: the mean is the whole time over the whole work done, and a
+        window that finished one short item while a long one ran says as little as the work it finished.
+        """
+        count = len(self.rates)
+        if count < 2:
             return None
-        mean, spread = statistics.fmean(self.rates), statistics.stdev(self.rates)
+        weight = math.fsum(self.units)
+        mean = math.fsum(rate * units for rate, units in zip(self.rates, self.units, strict=True)) / weight
+        variance = math.fsum(units * (rate - mean) ** 2 for rate, units in zip(self.rates, self.units, strict=True)) / weight
+        spread = math.sqrt(variance * count / (count - 1))  # the sample deviation when every sample weighs the same
         low, high = max(min(self.rates), mean - spread), min(max(self.rates), mean + spread)
         return remaining * low, remaining * high
 

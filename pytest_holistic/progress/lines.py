@@ -15,9 +15,11 @@ Under xdist a worker's output never reaches the terminal, so the controller says
 from __future__ import annotations
 
 import contextlib
+import math
+import statistics
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from ..printable import printable
@@ -155,9 +157,11 @@ class ItemProgress:
     """The controller's view under xdist: items finished out of those selected, items per second, time left.
 
     The rate is measured from the first finished item on: before it, the workers start and load the model,
-    which says nothing about how fast items go. Each line closes a window whose seconds per item is one sample
-    of the time left's range: items arrive a shard at a time, and a window from one line to the next holds
-    whole shards where a single item's wait would not.
+    which says nothing about how fast items go. Each line closes a window whose seconds per unit of work is one
+    sample of the time left's range: items arrive a shard at a time, and a window from one line to the next holds
+    whole shards where a single item's wait would not. An item's work is the seconds it took in the last run
+    that ran it (:mod:`.durations`), so slow items still to come lengthen the time left; an item never timed
+    counts as the mean of those that were, and with none timed every item counts the same.
     """
 
     emit: Callable[[str], None]
@@ -171,29 +175,46 @@ class ItemProgress:
     _throttle: Throttle = field(init=False)
     _first: int | None = None  # items finished when the clock started
     _left: TimeLeft = field(default_factory=TimeLeft)
-    _mark: tuple[float, int] = (0.0, 0)  # when the last window closed, and the items finished then
+    _work: dict[str, float] = field(default_factory=dict)  # each unfinished item's work
+    _work_left: float = 0.0
+    _window: tuple[float, float] = (0.0, 0.0)  # when the last window closed, and the work finished since
 
     def __post_init__(self) -> None:
         self._throttle = Throttle(self.tty_every if self.tty else self.log_every, self.quiet_for, self.clock)
 
-    def expect(self, total: int) -> None:
-        self.total = total
+    def expect(self, nodeids: Sequence[str], seconds_before: Mapping[str, float] | None = None) -> None:
+        """The items selected, and the seconds the earlier runs took for them (those known)."""
+        before = seconds_before or {}
+        known = [before[nodeid] for nodeid in nodeids if nodeid in before]
+        if known:
+            usual = statistics.fmean(known)
+            self._work = {nodeid: max(before.get(nodeid, usual), _LEAST) for nodeid in nodeids}
+        else:
+            self._work = dict.fromkeys(nodeids, 1.0)
+        self.total, self._work_left = len(nodeids), math.fsum(self._work.values())
 
-    def finished(self) -> None:
+    def finished(self, nodeid: str) -> None:
         self.done += 1
+        work = self._work.pop(nodeid, 0.0)  # an item reported twice (its setup failed, then its teardown) counts once
+        self._work_left -= work
         if self._first is None:
             self._first = self.done
             self._throttle.start()
-            self._mark = (self._throttle.started, self.done)
+            self._window = (self._throttle.started, 0.0)
             return
+        self._window = (self._window[0], self._window[1] + work)
         if self.total and self.done < self.total and self._throttle.due():
             now = self.clock()
-            self._left.add(self.done - self._mark[1], now - self._mark[0])
-            self._mark = (now, self.done)
+            self._left.add(self._window[1], now - self._window[0])
+            self._window = (now, 0.0)
             elapsed = now - self._throttle.started
             rate = (self.done - self._first) / elapsed if elapsed > 0 else 0.0
-            left = self._left.text(self.total - self.done)
+            left = self._left.text(max(self._work_left, 0.0))
             self.emit(f"pytest-holistic: {self.done}/{self.total} items, {rate:.1f} items/s, {left}")
+
+
+_LEAST = 0.001
+"""The least work an item counts for, in seconds: one that took no measurable time still moves the count."""
 
 
 def terminal_emitter(config: object) -> tuple[Callable[[str], None], bool] | None:

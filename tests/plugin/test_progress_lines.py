@@ -59,3 +59,32 @@ def test_a_slow_batch_prints_a_heartbeat_on_the_terminal_and_none_after_the_summ
     summary = max(n for n, line in enumerate(lines) if "failed" in line and line.startswith("="))
     assert max(beats) < summary
     assert "Captured stdout" not in result.stdout.str()
+
+
+TIMED = """
+import time
+import pytest
+
+@pytest.mark.parametrize("k", range(4))
+def test_quick(k):
+    pass
+
+def test_slow():
+    time.sleep(0.3)
+"""
+
+
+@pytest.mark.parametrize("workers", ["0", "2"])
+def test_each_items_seconds_are_kept_for_the_next_runs_time_left(pytester: pytest.Pytester, workers: str) -> None:
+    """pytest's cache keeps the seconds each item took (the controller gets every worker's reports), and a run of
+    a few items keeps the others' seconds from before."""
+    pytester.makepyfile(test_timed=TIMED)
+    (pytester.path / "rules.json").write_text(json.dumps({"default": " yes"}))
+    args = ("--model", "scripted:rules.json", "-n", workers)
+    pytester.runpytest_subprocess(*args, timeout=300).assert_outcomes(passed=5)
+    stored = pytester.path / ".pytest_cache" / "v" / "holistic" / "item-seconds"
+    seconds = json.loads(stored.read_text())
+    assert set(seconds) == {f"test_timed.py::test_quick[{k}]" for k in range(4)} | {"test_timed.py::test_slow"}
+    assert seconds["test_timed.py::test_slow"] >= 0.3 > max(seconds[f"test_timed.py::test_quick[{k}]"] for k in range(4))
+    pytester.runpytest_subprocess(*args, "-k", "quick", timeout=300).assert_outcomes(passed=4)
+    assert json.loads(stored.read_text())["test_timed.py::test_slow"] == seconds["test_timed.py::test_slow"]

@@ -3,6 +3,8 @@ range); the heartbeat during one long batch or load, driven by a fake clock thro
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from pytest_holistic.progress import ItemProgress, ModelProgress
@@ -32,8 +34,10 @@ def test_a_short_stream_says_nothing_and_a_long_one_says_rate_and_time_left() ->
     progress.advanced(10)  # 5 s after the last line: throttled on a terminal (every 10 s)
     assert len(lines) == 1
     clock.now += 5.0
-    progress.advanced(10)  # 60 in 14 s; batches of 0.1 and 0.5 s a request: 40 left take 4 to 20 s
-    assert lines[-1] == "pytest-holistic: generation 60/100 requests, 4.3 requests/s, about 4-20 s left in this shard"
+    # 60 in 14 s; batches of 0.1 s a request (40 requests) and 0.5 s (20): weighed by their requests, 0.23 s a
+    # request give or take 0.22, kept within the fastest batch's pace: the 40 left take 4 to 18.04 s, rounded outwards
+    progress.advanced(10)
+    assert lines[-1] == "pytest-holistic: generation 60/100 requests, 4.3 requests/s, about 4-19 s left in this shard"
     clock.now += 20.0
     progress.advanced(40)  # done: the last batch needs no estimate
     assert len(lines) == 2
@@ -70,12 +74,13 @@ def test_item_progress_measures_from_the_first_finished_item() -> None:
     lines: list[str] = []
     clock = Clock()
     progress = ItemProgress(lines.append, tty=False, clock=clock, log_every=30.0, quiet_for=5.0)
-    progress.expect(1000)
+    ids = [f"t{k}" for k in range(1000)]
+    progress.expect(ids)
     clock.now += 600.0  # workers start and load the model: not part of the rate
-    progress.finished()
-    for _ in range(700):
+    progress.finished(ids[0])
+    for nodeid in ids[1:701]:
         clock.now += 0.1
-        progress.finished()  # 10 items/s after the first, one window a line
+        progress.finished(nodeid)  # 10 items/s after the first, one window a line
     assert lines == [
         "pytest-holistic: 51/1000 items, 10.0 items/s, time left unknown",
         "pytest-holistic: 351/1000 items, 10.0 items/s, about 65 s left",
@@ -88,11 +93,12 @@ def test_item_progress_gives_a_range_when_shards_finish_unevenly() -> None:
     lines: list[str] = []
     clock = Clock()
     progress = ItemProgress(lines.append, tty=False, clock=clock, log_every=30.0, quiet_for=5.0)
-    progress.expect(400)
+    ids = iter([f"t{k}" for k in range(400)])
+    progress.expect([f"t{k}" for k in range(400)])
     for wait in (0.0, 40.0, 40.0, 120.0):  # shards of 50 items, the last one three times slower
         clock.now += wait
         for _ in range(50):
-            progress.finished()
+            progress.finished(next(ids))
     assert lines[:2] == [  # a line at the first item of each shard after the first
         "pytest-holistic: 51/400 items, 1.2 items/s, time left unknown",
         "pytest-holistic: 101/400 items, 1.2 items/s, about 4 min left",
@@ -167,3 +173,55 @@ def test_longer_batches_still_to_come_lengthen_the_time_left() -> None:
 )
 def test_ranges_read_naturally_and_hold_both_ends(low: float, high: float, text: str) -> None:
     assert span(low, high) == text
+
+
+def _fast_then_slow(seconds_before: dict[str, float] | None) -> list[str]:
+    """100 items of 0.1 s, then 20 of 10 s, on two workers and a machine 1.5 times slower than the last run's."""
+    lines: list[str] = []
+    clock = Clock()
+    progress = ItemProgress(lines.append, tty=False, clock=clock, log_every=2.0, quiet_for=0.0)
+    fast, slow = [f"unit::t{k}" for k in range(100)], [f"e2e::t{k}" for k in range(20)]
+    progress.expect(fast + slow, seconds_before)
+    for nodeid in fast:
+        clock.now += 0.1 * 1.5 / 2
+        progress.finished(nodeid)
+    for nodeid in slow:
+        clock.now += 10.0 * 1.5 / 2
+        progress.finished(nodeid)
+    return lines
+
+
+def _said_range(line: str) -> tuple[float, float]:
+    """The seconds a line's "about 2-3 min left" (or "about 3 min", "under 4 s") allows, its rounding included."""
+    found = re.search(r"(about|under) (\d+)(?:-(\d+))? (s|min|h) left$", line)
+    assert found is not None, line
+    size = {"s": 1, "min": 60, "h": 3600}[found[4]]
+    low, high = int(found[2]), int(found[3] or found[2])
+    if found[1] == "under":
+        return 0.0, high * size
+    return (low - 0.5) * size, (high + 0.5) * size
+
+
+def test_the_last_runs_item_seconds_make_slow_items_still_to_come_count() -> None:
+    """Fast unit tests first, slow end-to-end tests last: items per second so far promises seconds, the last run's
+    item seconds say what the slow ones cost, and this run's pace (slower machine, two workers) scales them."""
+    before = {f"unit::t{k}": 0.1 for k in range(100)} | {f"e2e::t{k}": 10.0 for k in range(20)}
+    timed, untimed = _fast_then_slow(before), _fast_then_slow(None)
+    for done in (29, 56, 83):  # lines while the fast items finish; truly left: their rest, then 20 of 7.5 s
+        truth = (100 - done) * 0.075 + 20 * 7.5
+        [with_seconds] = [line for line in timed if f" {done}/120 items" in line]
+        low, high = _said_range(with_seconds)
+        assert low <= truth <= high, (with_seconds, truth)
+        [flat] = [line for line in untimed if f" {done}/120 items" in line]
+        assert _said_range(flat)[1] < truth / 10, (flat, truth)  # the flat count promised seconds
+
+
+def test_an_item_never_timed_counts_as_the_mean_of_those_that_were() -> None:
+    lines: list[str] = []
+    clock = Clock()
+    progress = ItemProgress(lines.append, tty=False, clock=clock, log_every=1.0, quiet_for=0.0)
+    progress.expect(["a", "b", "c", "new1", "new2"], {"a": 2.0, "b": 2.0, "c": 2.0, "gone": 500.0})
+    for nodeid in ("a", "b", "c"):
+        clock.now += 2.0
+        progress.finished(nodeid)
+    assert lines[-1] == "pytest-holistic: 3/5 items, 0.5 items/s, about 4 s left"  # two more of 2 s each
