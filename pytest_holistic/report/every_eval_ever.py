@@ -158,8 +158,21 @@ def _model_info(payload: Mapping[str, Any]) -> dict[str, Any]:
         info["developer"] = identity.split("/", 1)[0]
     if model.get("backend"):
         info["inference_engine"] = {"name": str(model["backend"])}
-    info["additional_details"] = _strings({key: model.get(key) for key in ("revision", "weights_fingerprint", "dtype", "device")})
+    details = {key: model.get(key) for key in ("revision", "weights_fingerprint", "dtype", "device")}
+    info["additional_details"] = _strings({**details, **_deployment(model.get("backend"))})
     return info
+
+
+def _deployment(backend: object) -> dict[str, str]:
+    """How the model was deployed and whether its weights are open, in the words schema 0.3.0 requires.
+
+    Weights the transformers backend loaded in this process were deployed by whoever ran it, from weights they
+    had; a served model's deployment and weights are the server's business, and a scripted stand-in is no model,
+    so those say ``unknown`` rather than guess. (0.2.2 takes them as plain details.)
+    """
+    if backend == "transformers":
+        return {"deployment_type": "self_deployed", "model_availability": "open_weights"}
+    return {"deployment_type": "unknown", "model_availability": "unknown"}
 
 
 def sample_hash(raw: str, reference: list[str]) -> str:

@@ -60,13 +60,49 @@ def test_the_export_validates_and_reads_back_to_the_report(
     written_log = json.loads(log.read_text(encoding="utf-8"))
     assert errors(inspect_validator(), written_log) == []
     check_against_report(written_log, run)
-    inspect_python = os.environ.get("HOLISTIC_INSPECT_PYTHON")
-    if inspect_python:  # Inspect's own reader, in the environment that has it (see tests/conformance/data/inspect_ai)
-        command = [inspect_python, "-c", READ_WITH_INSPECT, str(log.parent)]
+    details = written["model_info"]["additional_details"]  # weights loaded here: schema 0.3.0's deployment words
+    assert (details["deployment_type"], details["model_availability"]) == ("self_deployed", "open_weights")
+
+
+READERS = {
+    "every-eval-ever": "HOLISTIC_EEE_PYTHON",
+    "inspect": "HOLISTIC_INSPECT_PYTHON",
+}
+"""Each format's own reader runs in a Python of its own, named by this variable; tests/conformance/export_readers.sh
+builds them (``.ci/run`` does)."""
+
+
+@pytest.mark.parametrize("reader", sorted(READERS))
+def test_the_formats_own_reader_accepts_the_export(
+    pytester: pytest.Pytester, tiny_gpt2: Path, read_report: Callable[[Path, str], dict[str, Any]], reader: str
+) -> None:
+    """The coalition's validator (``python -m every_eval_ever validate``) passes every file; Inspect's
+    ``read_eval_log`` reads the log back to report.json's numbers."""
+    python = os.environ.get(READERS[reader])
+    if not python:
+        pytest.skip(f"{READERS[reader]} names no Python with the {reader} reader: run tests/conformance/export_readers.sh")
+    pytester.makepyfile(test_caps=capitals())
+    result = pytester.runpytest("--model", str(tiny_gpt2), "-p", "no:cacheprovider", "--holistic-export", reader)
+    result.assert_outcomes(passed=4)
+    report = read_report(pytester.path, "tiny-gpt2")
+    folder = pytester.path / "reports" / "tiny-gpt2" / report["run_id"] / reader.replace("-", "_")
+    if reader == "every-eval-ever":
+        files = sorted(str(path) for path in folder.iterdir())
+        command = [python, "-m", "every_eval_ever", "validate", "--format", "json", *files]
         done = subprocess.run(command, capture_output=True, text=True, timeout=300, check=False)
+        verdicts = json.loads(done.stdout)
+        assert [(Path(entry["file"]).suffix, entry["valid"], entry["errors"]) for entry in verdicts] == [
+            (".json", True, []),
+            (".jsonl", True, []),
+        ], done.stdout
+        assert done.returncode == 0, done.stderr
+    else:
+        done = subprocess.run(
+            [python, "-c", READ_WITH_INSPECT, str(folder)], capture_output=True, text=True, timeout=300, check=False
+        )
         assert done.returncode == 0, done.stderr
         (read,) = [json.loads(line) for line in done.stdout.splitlines()]
-        check_against_report(read, run)
+        check_against_report(read, report["runs"][0])
 
 
 def test_an_unknown_format_is_a_usage_error_naming_the_known_ones(pytester: pytest.Pytester) -> None:

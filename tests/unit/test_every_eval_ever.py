@@ -138,6 +138,8 @@ def test_provenance_model_library_and_sources(logs: list[EvaluationLog], report:
     assert hive["eval_library"]["additional_details"]["run_id"] == report["run_id"]
     assert hive["evaluation_timestamp"] == "2026-01-01T00:00:00+00:00"
     assert hive["model_info"]["developer"] == "org"
+    details = hive["model_info"]["additional_details"]  # no backend known: nothing is claimed about the deployment
+    assert (details["deployment_type"], details["model_availability"]) == ("unknown", "unknown")
     assert hive["source_metadata"]["source_type"] == "evaluation_run"
     assert hive["evaluation_results"][0]["source_data"]["source_type"] == "other"
     source = hub["evaluation_results"][0]["source_data"]
