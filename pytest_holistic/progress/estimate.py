@@ -4,8 +4,9 @@ A point estimate from the rate so far reads as a promise: one batch of long prom
 "about 13 s left" becomes minutes. Here each finished batch (or each window of finished items) gives its seconds
 per unit of work, a unit being whatever the caller counts (a request, a character of prompt); the time left is
 the remaining work at the mean rate give or take one standard deviation of those rates (each weighed by its
-work), kept within the fastest and the slowest rate seen. Units that scale with a batch's length (characters rather than requests) keep the
-range honest when the batches still to come are longer than those done. Before two samples it is unknown.
+work), kept within the fastest and the slowest rate seen. Units that scale with a batch's length (characters
+rather than requests, or the seconds an item took last time) keep the range honest when the work still to come
+is heavier than the work done. Before two samples it is unknown.
 """
 
 from __future__ import annotations

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from pytest_holistic.report.schema import validate_report
-from tests.signals import start_pytest
+from tests.signals import cache_rows, computed, start_pytest
 
 SCRIPT = '{"generate": {"capital of France": " Paris", "capital of Japan": " Tokyo"}, "default": " no"}'
 
@@ -155,12 +155,7 @@ def test_interrupted_run_says_so(pytester: pytest.Pytester, rules: str, workers:
     assert {gate["gate"] for gate in report["gates"]} >= {"exact_match>=0.5", "second:exact_match>=0.9"}
     assert "run incomplete" in result.stdout
     # The workers' counts match what the cache holds: every computed answer was committed and counted.
-    import sqlite3
-
-    with sqlite3.connect(pytester.path / "reports" / ".cache" / "responses.sqlite") as db:
-        stored = db.execute("SELECT COUNT(*) FROM responses").fetchone()[0]
-    computed = sum(worker["generation_requests"] + worker["loglikelihood_requests"] for worker in report["workers"].values())
-    assert computed == stored > 0
+    assert computed(report) == cache_rows(pytester.path) > 0
 
 
 def test_a_model_that_never_loads_writes_no_report(pytester: pytest.Pytester) -> None:
@@ -193,7 +188,7 @@ def _run_then_signal(pytester: pytest.Pytester, seconds: float, send: str, *args
     """
     process = start_pytest(pytester.path, *args)
     deadline = time.monotonic() + 120
-    while _cache_rows(pytester.path, missing_ok=True) == 0 and process.poll() is None and time.monotonic() < deadline:
+    while cache_rows(pytester.path) == 0 and process.poll() is None and time.monotonic() < deadline:
         time.sleep(0.02)
     assert process.poll() is None, "the run ended before it could be signalled"
     time.sleep(seconds)
@@ -206,26 +201,6 @@ def _run_then_signal(pytester: pytest.Pytester, seconds: float, send: str, *args
         os.kill(int(workers[0]), signal.SIGKILL)
     output, _ = process.communicate(timeout=180)
     return subprocess.CompletedProcess(process.args, process.returncode, output, "")
-
-
-def _cache_rows(root: Path, missing_ok: bool = False) -> int:
-    """The answers committed to the response cache; with ``missing_ok``, 0 while the cache is not there yet."""
-    import sqlite3
-
-    path = root / "reports" / ".cache" / "responses.sqlite"
-    if missing_ok and not path.exists():
-        return 0
-    try:
-        with sqlite3.connect(path, timeout=30) as db:
-            return int(db.execute("SELECT COUNT(*) FROM responses").fetchone()[0])
-    except sqlite3.OperationalError:
-        if missing_ok:  # created but its table not yet
-            return 0
-        raise
-
-
-def _computed(report: dict) -> int:
-    return sum(worker["generation_requests"] + worker["loglikelihood_requests"] for worker in report["workers"].values())
 
 
 @pytest.mark.parametrize("send", ["ctrl-c", "sigterm"])
@@ -245,8 +220,8 @@ def test_stopped_before_any_item_finished_still_reports_everything(pytester: pyt
         "second",
     }
     assert len(report["not_completed"]) + sum(len(run["instances"]) for run in report["runs"]) == 60
-    assert _computed(report) == _cache_rows(pytester.path) > 0
-    assert _cache_rows(pytester.path) < 60, "the workers were stopped, not left to finish their shards"
+    assert computed(report) == cache_rows(pytester.path) > 0
+    assert cache_rows(pytester.path) < 60, "the workers were stopped, not left to finish their shards"
 
 
 def test_worker_killed_mid_shard_is_counted_from_its_ledger(pytester: pytest.Pytester) -> None:
@@ -263,7 +238,7 @@ def test_worker_killed_mid_shard_is_counted_from_its_ledger(pytester: pytest.Pyt
     finished = {record["nodeid"] for run in report["runs"] for record in run["instances"]}
     missing = {entry["nodeid"] for entry in report["not_completed"]}
     assert len(finished | missing) == 40 and not finished & missing  # what ran and what did not: every item, once
-    assert _computed(report) == _cache_rows(pytester.path) == 40
+    assert computed(report) == cache_rows(pytester.path) == 40
     assert any(not worker["final"] for worker in report["workers"].values())
 
 

@@ -12,7 +12,6 @@ import json
 import os
 import re
 import signal
-import sqlite3
 import subprocess
 import threading
 import time
@@ -25,7 +24,7 @@ import pytest
 from pytest_holistic.report.schema import validate_report
 from tests.models.test_openai_protocol import FakeEngine, Reply, ScriptedServer, Seen
 from tests.plugin.test_faults import holistic_suite
-from tests.signals import start_pytest
+from tests.signals import cache_rows, computed, start_pytest
 
 Fault = Callable[[Seen], Reply]
 _ITEM = re.compile(r"Number (\d+):")
@@ -103,23 +102,8 @@ def _report(root: Path) -> dict:
     return report
 
 
-def _cache_rows(root: Path) -> int:
-    path = root / "reports" / ".cache" / "responses.sqlite"
-    if not path.exists():
-        return 0
-    try:
-        with sqlite3.connect(path, timeout=5) as db:
-            return int(db.execute("SELECT COUNT(*) FROM responses").fetchone()[0])
-    except sqlite3.OperationalError:  # created, but its table not made yet
-        return 0
-
-
 def _outcomes(report: dict) -> dict[str, str]:
     return {record["instance_id"]: record["outcome"] for run in report["runs"] for record in run["instances"]}
-
-
-def _computed(report: dict) -> int:
-    return sum(worker["generation_requests"] + worker["loglikelihood_requests"] for worker in report["workers"].values())
 
 
 # -- failing requests are not multiplied -------------------------------------------------------------
@@ -141,7 +125,7 @@ def test_one_failing_request_is_sent_retries_plus_one_times_on_a_64_item_shard(
     result.stdout.fnmatch_lines(["*pytest-holistic: instance 'n7': server *HTTP 500*"])
     report = _report(pytester.path)
     assert _outcomes(report)["n7"] == "error" and sum(o == "passed" for o in _outcomes(report).values()) == 63
-    assert _cache_rows(pytester.path) == 63  # the failure is not cached: a rerun asks it again
+    assert cache_rows(pytester.path) == 63  # the failure is not cached: a rerun asks it again
 
 
 def test_ten_items_failing_on_http_500_are_each_tried_retries_plus_one_times(
@@ -196,7 +180,7 @@ def test_a_stalled_request_costs_only_its_item_and_the_rest_are_committed_meanwh
     stalled = script.arrived[0][0]
     # n1 may overtake n0 on the way to the server; every other request arrives while n0 is still in flight
     assert max(script.arrived[k][0] for k in range(1, 30)) < stalled + timeout, "the others waited for the stall"
-    assert _cache_rows(pytester.path) == 29
+    assert cache_rows(pytester.path) == 29
 
 
 @pytest.mark.parametrize("stall", ["hang", "retry-after"])
@@ -239,7 +223,7 @@ def test_a_stalled_request_holds_no_other_shard(
     stalled = script.arrived[3][0]
     later = [script.arrived[k][0] for k in range(4, 12)]
     assert max(later) < stalled + 3.0, f"the shards after n3's waited for it: {[round(t - stalled, 2) for t in later]}"
-    assert _cache_rows(pytester.path) == 11
+    assert cache_rows(pytester.path) == 11
     [worker] = _report(pytester.path)["workers"].values()
     assert worker["model_seconds"] <= wall, (worker["model_seconds"], wall)
 
@@ -290,7 +274,7 @@ def test_stopping_a_run_whose_requests_hang_exits_within_seconds_with_a_partial_
     server, script = serve_faulty({3: _hang(release)})
     pytester.makepyfile(test_numbers=holistic_suite(count=30))
     process = start_pytest(pytester.path, "-n", workers, "--model", f"openai:{server.url}#m")
-    _wait_for(lambda: _cache_rows(pytester.path) == 29 and script.sent[3] == 1, process, "29 answers committed")
+    _wait_for(lambda: cache_rows(pytester.path) == 29 and script.sent[3] == 1, process, "29 answers committed")
     output = _stop(process, send)
     assert process.returncode == pytest.ExitCode.INTERRUPTED, output
     assert "Traceback" not in output and "INTERNALERROR" not in output, output
@@ -298,7 +282,7 @@ def test_stopping_a_run_whose_requests_hang_exits_within_seconds_with_a_partial_
     assert report["complete"] is False and report["interrupted"]
     assert len(report["not_completed"]) + sum(len(run["instances"]) for run in report["runs"]) == 30
     assert "test_numbers.py::test_numbers[n3]" in {entry["nodeid"] for entry in report["not_completed"]}
-    assert _cache_rows(pytester.path) == 29 == _computed(report)
+    assert cache_rows(pytester.path) == 29 == computed(report)
     assert script.sent[3] == 1  # nothing resent the hung request on the way out
 
 
@@ -317,7 +301,7 @@ def test_stopping_while_the_next_shard_hangs_in_the_background(
         pytester.path, "--model", f"openai:{server.url}#m", "--holistic-overlap", "on", "--holistic-shard-size", "10"
     )
     _wait_for(
-        lambda: _cache_rows(pytester.path) == 19 and script.sent[15] == 1 and last_of_first.exists(),
+        lambda: cache_rows(pytester.path) == 19 and script.sent[15] == 1 and last_of_first.exists(),
         process,
         "19 answers committed and the first shard's items run",
     )
@@ -330,7 +314,7 @@ def test_stopping_while_the_next_shard_hangs_in_the_background(
     assert {entry["nodeid"] for entry in report["not_completed"]} == {
         f"test_numbers.py::test_numbers[n{k}]" for k in range(10, 20)
     }
-    assert _cache_rows(pytester.path) == 19
+    assert cache_rows(pytester.path) == 19
 
 
 def test_stopping_while_the_servers_probe_hangs(pytester: pytest.Pytester, release: threading.Event) -> None:
