@@ -39,6 +39,7 @@ def _instance_from_data(data: Mapping[str, Any]) -> Instance:
         tuple(data.get("tags") or ()),
         data.get("perturbation"),
         contrasts,
+        data.get("helm_id"),
     )
 
 

@@ -2,7 +2,7 @@
 
 HELM's rules (``Perturbation.get_rng``, ``TextPerturbation.apply`` and ``data_augmenter.Processor`` in HELM
 0.5.16): the random stream of an instance is ``random.Random(instance.id)`` (or ``Random(str(seed) +
-instance.id)`` with a seed), so every xdist worker and every rerun draws the same variant; a variant keeps its
+instance.id)`` with a seed), keyed here by ``Instance.seed_id`` (HELM's id for a scenario that follows HELM), so every xdist worker and every rerun draws the same variant; a variant keeps its
 instance's id; a perturbation that changes references perturbs them first, in order, and the input last, all
 from that one stream; and a variant whose input equals the original's is dropped, whatever happened to its
 references. Fairness perturbations change the references too, person names with one substitution memory per
@@ -83,7 +83,8 @@ class Perturbation:
 
     def variants_of(self, instance: Instance, seed: int | None = None) -> list[Instance]:
         """The instance's perturbed copies whose input differs from its own, each tagged with its label (HELM's rules)."""
-        rng = random.Random(instance.id if seed is None or not self.seeded else str(seed) + instance.id)
+        key = instance.seed_id  # HELM's id where the scenario follows HELM: the same stream as HELM's Random(instance.id)
+        rng = random.Random(key if seed is None or not self.seeded else str(seed) + key)
         out = []
         for label in self.labels():
             variant = self._one(instance, rng)

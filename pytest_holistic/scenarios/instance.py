@@ -78,6 +78,10 @@ class Instance:
 
     ``references`` lists the reference outputs; plain strings count as correct. For multiple choice
     the references are the options, in order, with the right one(s) tagged correct.
+
+    ``helm_id`` is the id HELM's own scenario class gives the same row (positional ``id{n}`` for most), set by the
+    loaders of scenarios that follow HELM. Perturbations draw from ``Random(seed_id)`` as HELM draws from
+    ``Random(instance.id)``, so a run gets HELM's variants while its pytest ids stay readable and stable.
     """
 
     id: str
@@ -88,6 +92,7 @@ class Instance:
     tags: tuple[str, ...] = field(default=())
     perturbation: str | None = None
     contrasts: tuple[Contrast, ...] = field(default=(), repr=False)
+    helm_id: str | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.id, str) or not self.id.strip():
@@ -97,6 +102,13 @@ class Instance:
         object.__setattr__(self, "references", _as_references(self.references))
         object.__setattr__(self, "tags", tuple(str(tag) for tag in self.tags))
         object.__setattr__(self, "contrasts", tuple(self.contrasts))
+        if self.helm_id is not None and (not isinstance(self.helm_id, str) or not self.helm_id):
+            raise ScenarioError(f"instance {self.id!r}: helm_id {self.helm_id!r} must be a non-empty string or None")
+
+    @property
+    def seed_id(self) -> str:
+        """What seeds the instance's random draws: HELM's id where the scenario follows HELM, else its own id."""
+        return self.helm_id if self.helm_id is not None else self.id
 
     @classmethod
     def multiple_choice(
@@ -143,4 +155,5 @@ class Instance:
             "tags": list(self.tags),
             "perturbation": self.perturbation,
             **({"contrasts": [contrast.to_record() for contrast in self.contrasts]} if self.contrasts else {}),
+            **({"helm_id": self.helm_id} if self.helm_id is not None else {}),
         }
