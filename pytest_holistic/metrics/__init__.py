@@ -41,7 +41,16 @@ from . import (
     summarization,
     toxicity,
 )
-from .accuracy import exact_match, f1_score, normalize_text, prefix_exact_match, quasi_exact_match, quasi_prefix_exact_match
+from .accuracy import (
+    absolute_value_difference,
+    exact_match,
+    exact_match_indicator,
+    f1_score,
+    normalize_text,
+    prefix_exact_match,
+    quasi_exact_match,
+    quasi_prefix_exact_match,
+)
 from .base import (
     FAMILIES,
     Column,
@@ -76,7 +85,7 @@ from .language_modeling import bits_per_byte, logprob_per_byte, perplexity
 from .qa import f1_over_words, factual_knowledge, precision_over_words, recall_over_words
 from .ranking import mean_ndcg, mean_reciprocal_rank, ndcg, reciprocal_rank
 from .rouge import ALL_ROUGE, rouge, rouge_1, rouge_2, rouge_l
-from .sets import CALIBRATION, HELM_BIAS, HELM_TOXICITY
+from .sets import CALIBRATION, HELM_BIAS, HELM_EXACT_MATCH, HELM_F1, HELM_OPEN_ENDED, HELM_TOXICITY
 from .stats import Bootstrap, Stat, bootstrap_interval, group_gap, per_group
 from .stereotyping import is_biased, logprob_differences, mean_logprob_difference, prompt_stereotyping
 from .toxicity import (
@@ -95,6 +104,8 @@ _INSTANCE: tuple[Callable[..., Score], ...] = (
     quasi_exact_match,
     prefix_exact_match,
     quasi_prefix_exact_match,
+    exact_match_indicator,
+    absolute_value_difference,
     f1_score,
     *ALL_ROUGE,
     bleu_1,
@@ -223,6 +234,9 @@ __all__ = [
     "CALIBRATION",
     "FAMILIES",
     "HELM_BIAS",
+    "HELM_EXACT_MATCH",
+    "HELM_F1",
+    "HELM_OPEN_ENDED",
     "HELM_TOXICITY",
     "POPULATION",
     "SCORED",
@@ -298,6 +312,8 @@ __all__ = [
     "prompt_stereotyping",
     "quasi_exact_match",
     "quasi_prefix_exact_match",
+    "exact_match_indicator",
+    "absolute_value_difference",
     "recall",
     "recall_over_words",
     "reciprocal_rank",

@@ -225,11 +225,19 @@ def correct_texts(references: Iterable[str | Reference]) -> tuple[str, ...]:
 
 
 def reference_metric(
-    *, direction: Direction = "higher", bounds: tuple[float, float] = (0.0, 1.0), citation: str, family: Family = "accuracy"
+    *,
+    direction: Direction = "higher",
+    bounds: tuple[float, float] = (0.0, 1.0),
+    citation: str,
+    family: Family = "accuracy",
+    strip_prediction: bool = False,
 ) -> Callable[[Callable[[str, str], float]], Callable[..., Score]]:
     """Lift ``f(gold, prediction) -> float`` into ``metric(prediction, references) -> Score``.
 
     The instance score is the maximum over the correct references (HELM); no correct reference gives 0.
+    ``strip_prediction``: the prediction is stripped before any reference sees it, as HELM's
+    ``compute_reference_metrics`` strips every completion, so a blank answer is an empty one (which HELM's
+    functions score 0) even against a blank reference. The undecorated function stays ``metric.__wrapped__``.
     """
 
     def decorate(per_reference: Callable[[str, str], float]) -> Callable[..., Score]:
@@ -240,7 +248,8 @@ def reference_metric(
             if isinstance(references, str | Reference):
                 references = (references,)
             golds = correct_texts(references)
-            value = max((per_reference(gold, prediction) for gold in golds), default=0.0)
+            seen = prediction.strip() if strip_prediction else prediction
+            value = max((per_reference(gold, seen) for gold in golds), default=0.0)
             return Score(value, name)
 
         metric.info = MetricInfo(name, direction, bounds, citation, metric, family=family)  # type: ignore[attr-defined]

@@ -45,13 +45,13 @@ def bleu_n(gold_tokens: Sequence[str], predicted_tokens: Sequence[str], n: int) 
     return brevity * math.exp(math.log(precision))  # NLTK's rounding: a weighted sum of logs, exponentiated
 
 
-@reference_metric(citation=HELM_BLEU)
+@reference_metric(citation=HELM_BLEU, strip_prediction=True)
 def bleu_1(gold: str, prediction: str) -> float:
     """Unigram precision with brevity penalty (HELM ``bleu_1``), on Treebank word tokens."""
     return bleu_n(word_tokenize(gold), word_tokenize(prediction), 1)
 
 
-@reference_metric(citation=HELM_BLEU)
+@reference_metric(citation=HELM_BLEU, strip_prediction=True)
 def bleu_4(gold: str, prediction: str) -> float:
     """4-gram precision with brevity penalty (HELM ``bleu_4``): *not* cumulative BLEU-4.
 

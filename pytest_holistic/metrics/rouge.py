@@ -56,7 +56,7 @@ def _rouge(order: Order, measure: Measure) -> Callable[..., Score]:
 
     per_reference.__name__ = per_reference.__qualname__ = rouge_name(order, measure)
     per_reference.__doc__ = f"ROUGE-{order.upper()} {measure} (stemmed), maximum over the correct references."
-    return reference_metric(citation=HELM_ROUGE)(per_reference)
+    return reference_metric(citation=HELM_ROUGE, strip_prediction=True)(per_reference)
 
 
 rouge_1 = rouge("1")

@@ -69,11 +69,15 @@ def _class_answer(record: ItemRecord) -> ClassAnswer | None:
 
 
 def is_correct(record: ItemRecord) -> bool:
-    """The chosen option is a right one (multiple choice), else the text quasi-exactly matches a reference."""
+    """The chosen option is a right one (multiple choice), else the text exactly matches a reference.
+
+    Exact match, not quasi: HELM's ``compute_calibration_metrics`` reads each instance's ``exact_match``, so a
+    generated ``no`` against the reference ``No`` is wrong for calibration as it is for HELM.
+    """
     completion = answer_of(record)
     if completion.correct is not None:
         return completion.correct
-    return bool(registry.quasi_exact_match(completion.text, completion.gold))
+    return bool(registry.exact_match(completion.text, completion.gold))
 
 
 def _pair_logprob(first: bool) -> Callable[[ItemRecord], float | None]:

@@ -101,7 +101,7 @@ def _scenario_columns(
 
 
 def is_correct(record: Mapping[str, Any]) -> bool | None:
-    """Whether the answer is right, as the calibration metrics read it: the chosen option, else a quasi-exact match."""
+    """Whether the answer is right, as the calibration metrics read it: the chosen option, else an exact match."""
     completion = record.get("completion")
     if not completion:
         return None
@@ -110,9 +110,9 @@ def is_correct(record: Mapping[str, Any]) -> bool | None:
     gold, text = completion.get("gold") or (), str(completion.get("text") or "")
     if not gold:
         return None
-    from ..metrics.accuracy import normalize_text  # light, but only needed when a report is written
+    from ..metrics.accuracy import exact_match  # light, but only needed when a report is written
 
-    return bool(text.strip()) and any(normalize_text(str(g)) == normalize_text(text) for g in gold)
+    return bool(exact_match(text, [str(g) for g in gold]))
 
 
 # --- sections -------------------------------------------------------------------------------------------------------

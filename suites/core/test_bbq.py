@@ -9,6 +9,7 @@ real BBQ (11 categories); this offline run takes 20 generated from 6 templates i
 
 import pytest
 
+from pytest_holistic import metrics
 from pytest_holistic.scenarios.synthetic import bbq
 
 pytestmark = [pytest.mark.helm_targeted, pytest.mark.bias]
@@ -24,7 +25,7 @@ pytestmark = [pytest.mark.helm_targeted, pytest.mark.bias]
     max_train_instances=5,
     max_tokens=1,
     metrics=(
-        "exact_match",
+        *metrics.HELM_EXACT_MATCH,  # HELM's bbq run spec: BBQMetric and get_exact_match_metric_specs
         "bbq_metric_ambiguous_bias",
         "bbq_metric_unambiguous_bias",
         "ece_10_bin",

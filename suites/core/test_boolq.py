@@ -31,9 +31,7 @@ boolq = Scenario(
     # Table 4 for BoolQ: robustness (invariance and equivariance: the contrast sets) and fairness, computed by default.
     perturbations=("robustness", "fairness", "equivariance"),
     metrics=(
-        "quasi_exact_match",
-        "exact_match",
-        "prefix_exact_match",
+        *metrics.HELM_EXACT_MATCH,  # HELM's boolq run spec: get_exact_match_metric_specs
         "balanced_accuracy",
         "f1_macro",
         *metrics.CALIBRATION,

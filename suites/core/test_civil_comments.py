@@ -48,8 +48,7 @@ civil_comments = Scenario(
     stop=("\n",),
     perturbations=("robustness", "fairness"),
     metrics=(
-        "quasi_exact_match",
-        "exact_match",
+        *metrics.HELM_EXACT_MATCH,  # HELM's civil_comments run spec: get_exact_match_metric_specs
         "classification_macro_f1",  # HELM's civil_comments run spec: ClassificationMetric, labels from the gold ones
         "classification_micro_f1",
         *metrics.CALIBRATION,

@@ -26,7 +26,7 @@ pytestmark = [pytest.mark.helm_targeted, pytest.mark.reasoning]
     max_train_instances=3,
     max_tokens=5,
     stop=("\n",),
-    metrics=("exact_match", "prefix_exact_match", "ece_10_bin", "ece_1_bin"),
+    metrics=("exact_match_indicator", "exact_match", "prefix_exact_match", "ece_10_bin", "ece_1_bin"),
 )
 def test_dyck(completion, record):
     # How often the answer is made of closing brackets only (format following).

@@ -44,7 +44,7 @@ hellaswag = Scenario(
     output_suffix="",
     max_train_instances=0,
     perturbations=("robustness", "fairness"),
-    metrics=("exact_match", *metrics.CALIBRATION, *metrics.HELM_TOXICITY),
+    metrics=(*metrics.HELM_EXACT_MATCH, *metrics.CALIBRATION, *metrics.HELM_TOXICITY),
 )
 def test_hellaswag(completion):
     # Scoring always picks one of the four endings.

@@ -35,8 +35,7 @@ imdb = Scenario(
     # Table 4 for IMDB: robustness (invariance and equivariance: the contrast sets) and fairness, computed by default.
     perturbations=("robustness", "fairness", "equivariance"),
     metrics=(
-        "exact_match",
-        "quasi_exact_match",
+        *metrics.HELM_EXACT_MATCH,  # HELM's imdb run spec: get_exact_match_metric_specs
         "balanced_accuracy",
         "classification_macro_f1",  # HELM's imdb run spec: ClassificationMetric, labels from the gold ones
         "classification_micro_f1",

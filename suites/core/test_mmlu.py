@@ -37,7 +37,7 @@ mmlu = Scenario(
     # Table 4 for MMLU: robustness (invariance only: no contrast sets) and fairness; no bias; toxicity, which is
     # computed over the answer letter and so vacuous (digest §8 C17), but reported as Table 4 asks.
     perturbations=("robustness", "fairness"),
-    metrics=("exact_match", *metrics.CALIBRATION, *metrics.HELM_TOXICITY),
+    metrics=(*metrics.HELM_EXACT_MATCH, *metrics.CALIBRATION, *metrics.HELM_TOXICITY),
 )
 def test_mmlu(completion, record):
     # How often the model answers with one of the offered letters at all (format following).

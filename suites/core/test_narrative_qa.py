@@ -41,12 +41,7 @@ narrative_qa = Scenario(
     stop=("\n",),
     perturbations=("robustness", "fairness"),
     metrics=(
-        "f1_score",
-        "exact_match",
-        "quasi_exact_match",
-        "rouge_l",
-        "bleu_1",
-        "bleu_4",
+        *metrics.HELM_OPEN_ENDED,  # HELM's narrative_qa run spec: get_open_ended_generation_metric_specs
         *metrics.CALIBRATION,
         *metrics.HELM_BIAS,
         *metrics.HELM_TOXICITY,

@@ -16,7 +16,7 @@ token offsets, five-way-style annotations with long and short answers.
 
 import pytest
 
-from pytest_holistic import Fields, Scenario, hf, jsonl
+from pytest_holistic import Fields, Scenario, hf, jsonl, metrics
 from pytest_holistic.scenarios.helm_rows import natural_qa_row
 from pytest_holistic.scenarios.loaders import HubSource
 
@@ -27,9 +27,7 @@ CLOSED_BOOK = Fields(input="question", prepare=natural_qa_row)
 # HELM's F1 metric specs (exact_match, quasi_exact_match, f1_score), calibration, HELM's six bias metrics and
 # toxicity over the answers (Table 4: every family for NaturalQuestions); robustness/fairness come from perturbations.
 METRICS = (
-    "f1_score",
-    "exact_match",
-    "quasi_exact_match",
+    *metrics.HELM_F1,  # HELM's natural_qa run spec: get_f1_metric_specs
     "ece_10_bin",
     "ece_1_bin",
     "selective_acc_at_10",

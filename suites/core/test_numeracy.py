@@ -23,7 +23,7 @@ LAYOUT = dict(
     max_train_instances=0,
     max_tokens=20,
     stop=("\n",),
-    metrics=("exact_match", "quasi_exact_match", "ece_10_bin", "ece_1_bin"),
+    metrics=("exact_match", "quasi_exact_match", "absolute_value_difference", "ece_10_bin", "ece_1_bin"),
 )
 
 

@@ -33,7 +33,7 @@ openbookqa = Scenario(
     instructions="The following are multiple choice questions (with answers) about common sense.\n",
     max_train_instances=5,
     perturbations=("robustness", "fairness"),
-    metrics=("exact_match", *metrics.CALIBRATION, *metrics.HELM_TOXICITY),
+    metrics=(*metrics.HELM_EXACT_MATCH, *metrics.CALIBRATION, *metrics.HELM_TOXICITY),
 )
 def test_openbookqa(completion, record):
     # How often the model answers with one of the offered letters at all (format following).

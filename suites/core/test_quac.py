@@ -42,7 +42,7 @@ quac = Scenario(
     max_tokens=100,
     stop=("\n",),
     perturbations=("robustness", "fairness"),
-    metrics=("f1_score", "exact_match", "quasi_exact_match", *metrics.CALIBRATION, *metrics.HELM_BIAS, *metrics.HELM_TOXICITY),
+    metrics=(*metrics.HELM_F1, *metrics.CALIBRATION, *metrics.HELM_BIAS, *metrics.HELM_TOXICITY),
 )
 def test_quac(completion, record):
     record(answered=bool(completion.text.strip()))

@@ -92,8 +92,7 @@ def raft_test(subset: str) -> Callable[..., None]:
         stop=("\n",),
         perturbations=("robustness", "fairness"),
         metrics=(
-            "quasi_exact_match",
-            "exact_match",
+            *metrics.HELM_EXACT_MATCH,  # HELM's raft run spec: get_exact_match_metric_specs
             "classification_macro_f1",  # HELM's raft run spec: ClassificationMetric, labels from the gold ones
             "classification_micro_f1",
             *metrics.CALIBRATION,

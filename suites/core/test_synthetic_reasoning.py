@@ -7,6 +7,7 @@ each mode on 5000 test instances (1000 train, seed 42); this offline run takes 1
 
 import pytest
 
+from pytest_holistic import metrics
 from pytest_holistic.scenarios.synthetic import synthetic_reasoning
 
 pytestmark = [pytest.mark.helm_targeted, pytest.mark.reasoning]
@@ -20,7 +21,7 @@ LAYOUT = dict(
     max_train_instances=5,
     max_tokens=50,
     stop=("\n",),
-    metrics=("exact_match", "quasi_exact_match", "prefix_exact_match", "ece_10_bin", "ece_1_bin"),
+    metrics=(*metrics.HELM_EXACT_MATCH, "ece_10_bin", "ece_1_bin"),
 )
 
 

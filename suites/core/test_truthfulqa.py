@@ -41,7 +41,7 @@ truthfulqa = Scenario(
     instructions="",
     max_train_instances=5,
     perturbations=("robustness", "fairness"),
-    metrics=("exact_match", *metrics.CALIBRATION, *metrics.HELM_TOXICITY),
+    metrics=(*metrics.HELM_EXACT_MATCH, *metrics.CALIBRATION, *metrics.HELM_TOXICITY),
 )
 def test_truthfulqa(completion, record):
     # How often the model answers with one of the offered letters at all (format following).

@@ -32,7 +32,9 @@ from pytest_holistic.metrics import (
     ece_10_bin,
     edit_distance,
     edit_similarity,
+    absolute_value_difference,
     exact_match,
+    exact_match_indicator,
     f1,
     f1_score,
     longest_common_prefix_length,
@@ -106,18 +108,38 @@ REFERENCE = {
     "rouge_l": rouge_l,
     "bleu_1": bleu_1,
     "bleu_4": bleu_4,
+    "exact_match_indicator": exact_match_indicator,
+    "absolute_value_difference": absolute_value_difference,
 }
 
 
+def _bleu_floor(name: str, got: float, expected: float) -> bool:
+    """Where NLTK's BLEU has unigram matches but none of the order asked for, it returns
+    ``BP * exp(log(sys.float_info.min))`` (about 1e-308); the project returns 0.0."""
+    return name.startswith("bleu") and got == 0.0 and 0.0 < expected < 1e-300
+
+
 @pytest.mark.parametrize("name", sorted(REFERENCE))
-def test_reference_metrics_equal_helm(name: str) -> None:
-    """Exact, except one documented difference: where NLTK's BLEU has unigram matches but none of the order
-    asked for, it returns ``BP * exp(log(sys.float_info.min))`` (about 1e-308); the project returns 0.0."""
+def test_reference_functions_equal_helms(name: str) -> None:
+    """The per-reference function (``metric.__wrapped__``) on the raw pair equals HELM's function; exact but for BLEU's floor."""
     wrong = []
     for case in _of("reference"):
         given, expected = case["inputs"], case["expected"][name]
+        got = float(REFERENCE[name].__wrapped__(given["gold"], given["pred"]))  # type: ignore[attr-defined]
+        if got != expected and not _bleu_floor(name, got, expected):
+            wrong.append((given, got, expected))
+    assert not wrong, f"{len(wrong)} differ from HELM, e.g. {wrong[:3]}"
+
+
+@pytest.mark.parametrize("name", sorted(REFERENCE))
+def test_reference_metrics_equal_helms_pipeline(name: str) -> None:
+    """The metric as a test or a run calls it equals HELM's ``compute_reference_metrics`` on the same completion,
+    which strips it first: a blank prediction scores 0 even against a blank reference."""
+    wrong = []
+    for case in _of("reference"):
+        given, expected = case["inputs"], case["pipeline"][name]
         got = float(REFERENCE[name](given["pred"], [given["gold"]]))
-        if got != expected and not (name.startswith("bleu") and got == 0.0 and 0.0 < expected < 1e-300):
+        if got != expected and not _bleu_floor(name, got, expected):
             wrong.append((given, got, expected))
     assert not wrong, f"{len(wrong)} differ from HELM, e.g. {wrong[:3]}"
 

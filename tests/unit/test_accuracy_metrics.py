@@ -14,7 +14,9 @@ from pytest_holistic.errors import UserError
 from pytest_holistic.metrics import (
     BUILTIN,
     Score,
+    absolute_value_difference,
     exact_match,
+    exact_match_indicator,
     f1_score,
     lookup,
     normalize_text,
@@ -95,13 +97,27 @@ def test_empty_prediction_scores_zero_for_every_metric() -> None:
         assert metric("", ["Paris"]) == 0.0, metric.__name__
 
 
-def test_a_blank_prediction_is_compared_like_any_other() -> None:
-    # HELM tests ``if not pred``: only the empty string scores 0 outright (golden/helm_metrics.json: "   " vs "")
-    for metric in (exact_match, quasi_exact_match, prefix_exact_match, quasi_prefix_exact_match):
-        assert metric("   ", ["   "]) == 1.0, metric.__name__
-        assert metric(" \n ", [""]) == 1.0, metric.__name__
-        assert metric("   ", ["Paris"]) == 0.0, metric.__name__
+def test_a_blank_prediction_is_an_empty_one() -> None:
+    # HELM's compute_reference_metrics strips the completion before its functions test ``if not pred``
+    for metric in (exact_match, quasi_exact_match, prefix_exact_match, quasi_prefix_exact_match, exact_match_indicator):
+        assert metric("   ", ["   "]) == 0.0, metric.__name__
+        assert metric(" \n ", [""]) == 0.0, metric.__name__
+        assert metric(" Paris \n", ["Paris"]) == 1.0, metric.__name__
+    # the unstripped function keeps HELM's function's own rule (only the empty string scores 0 outright)
+    assert exact_match.__wrapped__("   ", "   ") == 1.0
     assert f1_score("   ", ["   "]) == 0.0  # no words on either side: nltk's f_measure is undefined, HELM writes 0
+
+
+def test_exact_match_indicator_compares_what_follows_the_last_space() -> None:
+    assert exact_match_indicator("so the answer is ## ]", ["] ]"]) == 1.0
+    assert exact_match_indicator("so the answer is ## )", ["] ]"]) == 0.0
+
+
+def test_absolute_value_difference_reads_integers_with_commas_and_counts_text_as_zero() -> None:
+    assert absolute_value_difference(" 1,234 ", ["1200"]) == 34.0
+    assert absolute_value_difference("seven", ["7"]) == 7.0
+    assert absolute_value_difference("4.5", ["4"]) == 4.0  # no integer: 0, as HELM reads it
+    assert absolute_value_difference("3", ["1", "10"]) == 7.0  # the largest over the correct references
 
 
 def test_single_string_or_reference_is_accepted_as_references() -> None:

@@ -51,7 +51,15 @@ NEW_INSTANCE_METRICS = {
 
 
 def test_instance_registry_holds_the_accuracy_family() -> None:
-    helm = {"exact_match", "quasi_exact_match", "prefix_exact_match", "quasi_prefix_exact_match", "f1_score"}
+    helm = {
+        "exact_match",
+        "quasi_exact_match",
+        "prefix_exact_match",
+        "quasi_prefix_exact_match",
+        "exact_match_indicator",
+        "absolute_value_difference",
+        "f1_score",
+    }
     assert set(BUILTIN) == helm | NEW_INSTANCE_METRICS
 
 

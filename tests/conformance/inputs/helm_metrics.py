@@ -47,6 +47,15 @@ def _reference_cases(rng: random.Random) -> list[dict[str, str]]:
         ("a b c", "c b a"),
         ("the cat sat", "the cat sat on the mat"),
         ("running dogs", "dog ran"),
+        # exact_match_indicator (the text after the last space) and absolute_value_difference (integers, commas)
+        ("] ]", "the answer is ## ]"),
+        ("( ) ]", "so ]"),
+        ("1,234", "1234"),
+        ("12", " 7 "),
+        ("7", "seven"),
+        ("-3", "3"),
+        ("1,2,3", "12,3"),
+        ("4.5", "4"),
     ]
     cases = [{"gold": gold, "pred": pred} for gold, pred in hand]
     for _ in range(300):

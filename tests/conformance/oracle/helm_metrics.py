@@ -126,12 +126,19 @@ REFERENCE_FUNCTIONS = {
     "rouge_l": erm.get_rouge_function("rougeL"),
     "bleu_1": erm.bleu_1,
     "bleu_4": erm.bleu_4,
+    "exact_match_indicator": erm.exact_match_indicator,
+    "absolute_value_difference": erm.absolute_value_difference,
 }
 
 
 def _reference(case: dict[str, str]) -> dict[str, Any]:
+    """HELM's functions on the pair, and HELM's pipeline (``compute_reference_metrics``, which strips the completion
+    first) on an instance whose one correct reference is the gold and whose one completion is the prediction."""
     expected = {name: float(function(case["gold"], case["pred"])) for name, function in REFERENCE_FUNCTIONS.items()}
-    return {"kind": "reference", "inputs": case, "expected": expected}
+    instance = Instance(Input(text="question"), references=[Reference(Output(text=case["gold"]), tags=[CORRECT_TAG])])
+    stats = erm.compute_reference_metrics(list(REFERENCE_FUNCTIONS), ADAPTER, _request_state(instance, [case["pred"]]), None)
+    pipeline = {name: value for name, value in _stats(stats).items() if name in REFERENCE_FUNCTIONS}
+    return {"kind": "reference", "inputs": case, "expected": expected, "pipeline": pipeline}
 
 
 def _copyright(case: dict[str, Any]) -> dict[str, Any]:
