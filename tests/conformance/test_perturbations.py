@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import random
 import shutil
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -40,9 +41,14 @@ def _content(variant: Instance) -> dict[str, Any]:
     return {"input": variant.input, "references": [{"text": r.text, "correct": r.correct} for r in variant.references]}
 
 
-def _project(preset: str, case: dict[str, Any]) -> dict[str, Any] | str:
+def _project(preset: str, case: dict[str, Any], *, as_helm_id: bool = False) -> dict[str, Any] | str:
+    """The project's variant of the case's instance; ``as_helm_id``: the instance under a pytest id of the project's
+    own, carrying the golden's id (HELM's ``instance.id``) as its ``helm_id``, as a scenario that follows HELM does."""
     (perturbation,) = catalog.resolve([preset], LISTS)
-    made = perturbation.variants_of(_instance(INSTANCES[case["instance"]]), case["seed"])
+    instance = _instance(INSTANCES[case["instance"]])
+    if as_helm_id:
+        instance = replace(instance, id=f"project-{instance.id}", helm_id=instance.id)
+    made = perturbation.variants_of(instance, case["seed"])
     assert len(made) <= 1
     return _content(made[0]) if made else "dropped"
 
@@ -68,6 +74,15 @@ def test_preset_makes_helms_variants(preset: str) -> None:
         if (ours := _project(preset, case)) != _helm(case)
     ]
     assert not wrong, f"{len(wrong)} of {len(cases)} differ:\n" + "\n".join(wrong[:5])
+
+
+@pytest.mark.parametrize("preset", PRESETS)
+def test_a_helm_id_draws_helms_variant_under_any_pytest_id(preset: str) -> None:
+    """HELM seeds with ``Random(instance.id)``; an instance whose pytest id differs from HELM's id draws HELM's
+    variant through its ``helm_id``, never through its pytest id."""
+    cases = [case for case in GOLDEN["cases"] if case["preset"] == preset]
+    wrong = [case["instance"] for case in cases if _project(preset, case, as_helm_id=True) != _helm(case)]
+    assert not wrong, f"{len(wrong)} of {len(cases)} differ, e.g. {wrong[:5]}"
 
 
 @pytest.mark.parametrize("case", GOLDEN["crashes"], ids=lambda case: case["instance"])

@@ -147,3 +147,11 @@ def test_finite_writes_null_for_nan_and_infinity_without_touching_the_input() ->
     assert math.isnan(record["scores"]["x"])  # the record's shared data is copied, never changed
     with pytest.raises(ValueError):
         render({"v": math.nan})  # what the writer refuses, _finite is there to prevent
+
+
+def test_an_instances_helm_id_round_trips_and_is_left_out_when_unset() -> None:
+    instance = dataclasses.replace(_record().instance, helm_id="id17")
+    record = _record(instance=instance)
+    back = ItemRecord.from_data(json.loads(json.dumps(record.to_data())))
+    assert back.instance.helm_id == "id17" and back.instance.seed_id == "id17" and back == record
+    assert "helm_id" not in _record().to_data()["instance"] and _record().instance.seed_id == "q1"
