@@ -53,8 +53,6 @@ class Fields:
     def to_instance(self, row: Mapping[str, Any], index: int, default_split: str, origin: str) -> Instance:
         """Build the instance for ``row``; ``origin`` (file:line, hub split/index) goes into errors."""
         try:
-            if self.prepare is not None:
-                row = self.prepare(row)
             return self._build(row, index, default_split)
         except ScenarioError as error:
             raise ScenarioError(f"{origin}: {error}") from None
@@ -66,7 +64,11 @@ class Fields:
                 "fix the row or the scenario's Fields(...) mapping"
             ) from None
 
-    def _build(self, row: Mapping[str, Any], index: int, default_split: str) -> Instance:
+    def _prepared(self, row: Mapping[str, Any]) -> Mapping[str, Any]:
+        return self.prepare(row) if self.prepare is not None else row
+
+    def _build(self, raw: Mapping[str, Any], index: int, default_split: str) -> Instance:
+        row = self._prepared(raw)
         instance = self._build_one(row, index, default_split)
         column = self.contrasts
         edits = row.get(column) if column else None
@@ -86,14 +88,14 @@ class Fields:
             raise ScenarioError(f"field {self.contrasts!r} must be a list of partial rows (objects), e.g. {example}")
         contrasts = []
         for number, edit in enumerate(edits, 1):
-            unknown = sorted(str(key) for key in edit if key not in row)
+            unknown = sorted(str(key) for key in edit if key not in row and key not in raw)
             if unknown:
                 raise ScenarioError(
                     f"contrast {number} in field {self.contrasts!r} edits column(s) {', '.join(map(repr, unknown))} the row "
                     f"does not have (columns: {', '.join(str(key) for key in row if key != self.contrasts)}); "
                     "a contrast overrides columns of its row"
                 )
-            changed = self._build_one({**row, **edit, column: None}, index, default_split)
+            changed = self._build_one(self._edited(raw, row, {**edit, column: None}), index, default_split)
             if changed.input == instance.input and changed.references == instance.references:
                 raise ScenarioError(
                     f"contrast {number} in field {self.contrasts!r} leaves the instance as it is; "
@@ -101,6 +103,13 @@ class Fields:
                 )
             contrasts.append(Contrast(changed.input, changed.references))
         return replace(instance, contrasts=tuple(contrasts))
+
+    def _edited(self, raw: Mapping[str, Any], row: Mapping[str, Any], edit: Mapping[str, Any]) -> Mapping[str, Any]:
+        """The row a contrast edit makes: an edit of the raw row's columns goes through ``prepare`` as the row did
+        (HELM builds a contrast input with the function that built the original's); one of prepared columns does not."""
+        if all(key in raw for key in edit):
+            return self._prepared({**raw, **edit})
+        return {**row, **edit}
 
     def _build_one(self, row: Mapping[str, Any], index: int, default_split: str) -> Instance:
         split = _text(self.split, row.get(self.split) or default_split)

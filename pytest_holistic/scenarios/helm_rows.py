@@ -5,6 +5,9 @@ suite's ``Fields`` reads: ``id``, ``split`` where the function decides it, the t
 ``references``. The shipped offline files use the same nested layout, so one function serves both sources.
 
 Facts carried over (HELM, stanford-crfm/helm, src/helm/benchmark/scenarios/):
+* imdb_scenario.py: the review is stripped (HELM reads each review file and strips it).
+* boolq_scenario.py: the question is stripped and ``capitalize()``d (the rest lower-cased) before its ``?``; a
+  contrast question likewise.
 * natural_qa_scenario.py: only dev-set examples with at least one short answer; even/odd examples become
   train/valid; a short answer and the long answer of its annotation are cut out of the page HTML by byte offsets,
   raw non-breaking-space bytes become spaces, then entities are unescaped (so ``&nbsp;`` stays U+00A0, as in
@@ -78,6 +81,25 @@ def _seeded(scenario: str, key: str) -> random.Random:
 
 def _question(text: str) -> str:
     return text if text.endswith("?") else text + "?"
+
+
+# --- BoolQ ----------------------------------------------------------------------------------------------------------
+
+
+def boolq_row(row: Mapping[str, Any]) -> dict[str, Any]:
+    """A BoolQ row with its question as HELM's class writes it (stripped, ``capitalize()``d); other columns kept."""
+    question = str(field(row, "question")).strip()
+    if not question:
+        raise ValueError("question is empty")
+    return {**row, "question": question.capitalize()}
+
+
+# --- IMDB -----------------------------------------------------------------------------------------------------------
+
+
+def imdb_row(row: Mapping[str, Any]) -> dict[str, Any]:
+    """An IMDB row with its review stripped, as HELM's class reads the review file; other columns kept."""
+    return {**row, "text": str(field(row, "text")).strip()}
 
 
 # --- NaturalQuestions ------------------------------------------------------------------------------------------------

@@ -307,6 +307,20 @@ class Reshaped:
     def provenance(self) -> dict[str, Any]:
         return {**self.inner.provenance(), "reshaped": self.note}
 
+    def with_data_dir(self, data_dir: Path | None) -> Reshaped:
+        """The inner hub source reads its ``--holistic-data-dir`` copy, as an unwrapped one would."""
+        inner = getattr(self.inner, "with_data_dir", None)
+        return replace(self, inner=inner(data_dir)) if callable(inner) else self
+
+    def unavailable(self) -> str | None:
+        inner = getattr(self.inner, "unavailable", None)
+        found: str | None = inner() if callable(inner) else None
+        return found
+
+    def reached(self) -> str:
+        inner = getattr(self.inner, "reached", None)
+        return str(inner()) if callable(inner) else "the source could be read"
+
 
 def held_out_indices(count: int, test_size: float = 0.8, seed: int = 42) -> tuple[list[int], list[int]]:
     """(train, test) row positions exactly as ``datasets.Dataset.train_test_split(test_size, seed=seed)`` picks them."""

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any, overload
 
 from ..errors import ScenarioError
+from .helm_ids import HelmIds
 from .instance import Instance
 from .loaders import DatasetUnavailable, GeneratorSource, Source
 
@@ -40,7 +41,9 @@ class LoadedScenario:
 class Scenario:
     """Instances plus where to get them. ``local`` ships with the suite; ``hub`` is the real dataset.
 
-    ``split`` is the split that becomes test items; ``train_split`` supplies few-shot examples.
+    ``split`` is the split that becomes test items; ``train_split`` supplies few-shot examples. ``helm`` says how
+    HELM's own class numbers the instances (``HelmIds``), for a scenario that follows HELM's: every source's
+    instances then carry HELM's id as ``helm_id``.
     """
 
     def __init__(
@@ -52,8 +55,10 @@ class Scenario:
         split: str = "test",
         train_split: str = "train",
         description: str = "",
+        helm: HelmIds | None = None,
     ) -> None:
         self.name = name
+        self.helm = helm
         self.split = split
         self.train_split = train_split
         self.description = description.strip()
@@ -90,6 +95,8 @@ class Scenario:
     def _read(self, chosen: str, folder: Path, data_dir: Path | None, **why: Any) -> LoadedScenario:
         reader = self._reader(chosen, folder, data_dir)
         instances = tuple(reader())
+        if self.helm is not None:
+            instances = self.helm.assign(instances)
         provenance = {
             **reader.provenance(),
             **why,

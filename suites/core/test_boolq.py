@@ -7,16 +7,22 @@ dataset ``google/boolq``; ``--holistic-source hub`` evaluates the real BoolQ val
 import pytest
 
 from pytest_holistic import Fields, Scenario, hf, jsonl, metrics
+from pytest_holistic.scenarios.helm_ids import HelmIds
+from pytest_holistic.scenarios.helm_rows import boolq_row
 
 pytestmark = [pytest.mark.helm_core, pytest.mark.question_answering]
 
-FIELDS = Fields(input="{passage}\nQuestion: {question}?", answer="answer", labels={True: "Yes", False: "No"})
+# HELM's BoolQScenario capitalises the question (boolq_row) and writes "{passage}\nQuestion: {question}?".
+FIELDS = Fields(
+    input="{passage}\nQuestion: {question}?", answer="answer", labels={True: "Yes", False: "No"}, prepare=boolq_row
+)
 
 boolq = Scenario(
     "boolq",
     local=jsonl("data/boolq.jsonl", FIELDS),
     hub=hf("google/boolq", splits={"train": "train", "validation": "validation"}, fields=FIELDS),
     split="validation",
+    helm=HelmIds(("train", "validation")),  # HELM reads train.jsonl, then dev.jsonl
 )
 
 

@@ -15,6 +15,7 @@ hellaswag.py loading script, which datasets >= 4 refuses to run.
 import pytest
 
 from pytest_holistic import Fields, Scenario, hf, jsonl, metrics
+from pytest_holistic.scenarios.helm_ids import HelmIds
 from pytest_holistic.scenarios.helm_rows_mc import hellaswag_row
 
 pytestmark = [pytest.mark.helm_core, pytest.mark.question_answering]
@@ -32,6 +33,7 @@ hellaswag = Scenario(
     ),
     split="val",
     train_split="train",
+    helm=HelmIds(("train", "val")),  # HELM reads hellaswag_train.jsonl, then hellaswag_val.jsonl
 )
 
 

@@ -10,16 +10,21 @@ calibration.
 import pytest
 
 from pytest_holistic import Fields, Scenario, hf, jsonl, metrics
+from pytest_holistic.scenarios.helm_ids import HelmIds
+from pytest_holistic.scenarios.helm_rows import imdb_row
 
 pytestmark = [pytest.mark.helm_core, pytest.mark.sentiment_analysis]
 
-FIELDS = Fields(input="text", answer="label", labels={0: "Negative", 1: "Positive"})
+FIELDS = Fields(input="text", answer="label", labels={0: "Negative", 1: "Positive"}, prepare=imdb_row)
 
 imdb = Scenario(
     "imdb",
     local=jsonl("data/imdb.jsonl", FIELDS),
     hub=hf("stanfordnlp/imdb", splits={"train": "train", "test": "test"}, fields=FIELDS),
     split="test",
+    # HELM reads train/pos, train/neg, then test/pos, test/neg; within a folder its order is a pinned file listing that
+    # the hub rows do not carry, so on the hub the ids match HELM's split and label blocks, not each position.
+    helm=HelmIds(("train", "test"), answers=("Positive", "Negative")),
 )
 
 

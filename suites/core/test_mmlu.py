@@ -13,6 +13,7 @@ from dataclasses import replace
 import pytest
 
 from pytest_holistic import Fields, Scenario, hf, jsonl, metrics
+from pytest_holistic.scenarios.helm_ids import HelmIds
 
 pytestmark = [pytest.mark.helm_core, pytest.mark.question_answering]
 
@@ -21,10 +22,17 @@ FIELDS = Fields(input="question", choices="choices", answer="answer", group="sub
 mmlu = Scenario(
     "mmlu",
     local=jsonl("data/mmlu.jsonl", FIELDS),
-    # The hub rows have no id: "<subject>-<row index>" keeps the subject in every item id.
-    hub=hf("cais/mmlu", "all", splits={"test": "test", "dev": "dev"}, fields=replace(FIELDS, id="{subject}-{index:05d}")),
+    # The hub rows have no id: "<subject>-<row index>" keeps the subject in every item id. The validation split is
+    # read (never evaluated) because HELM numbers a subject's test questions after its dev and val questions.
+    hub=hf(
+        "cais/mmlu",
+        "all",
+        splits={"dev": "dev", "validation": "val", "test": "test"},
+        fields=replace(FIELDS, id="{subject}-{index:05d}"),
+    ),
     split="test",
     train_split="dev",
+    helm=HelmIds(("dev", "val", "test"), per_group=True),  # one HELM run per subject: dev, val, test CSVs
 )
 
 

@@ -12,6 +12,7 @@ The hub revision is not pinned: no commit of allenai/openbookqa could be verifie
 import pytest
 
 from pytest_holistic import Fields, Scenario, hf, jsonl, metrics
+from pytest_holistic.scenarios.helm_ids import HelmIds
 from pytest_holistic.scenarios.helm_rows_mc import openbookqa_row
 
 pytestmark = [pytest.mark.helm_core, pytest.mark.question_answering]
@@ -24,6 +25,7 @@ openbookqa = Scenario(
     hub=hf("allenai/openbookqa", "main", splits={"train": "train", "test": "test"}, fields=FIELDS),
     split="test",
     train_split="train",
+    helm=HelmIds(("train", "test")),  # HELM reads Main/train.jsonl, then Main/test.jsonl
 )
 
 

@@ -16,6 +16,7 @@ The hub revision is not pinned: no commit of truthfulqa/truthful_qa could be ver
 import pytest
 
 from pytest_holistic import Fields, Scenario, hf, jsonl, metrics
+from pytest_holistic.scenarios.helm_ids import HelmIds
 from pytest_holistic.scenarios.helm_rows_mc import leading_train_split, truthfulqa_row
 
 pytestmark = [pytest.mark.helm_core, pytest.mark.question_answering]
@@ -32,6 +33,7 @@ truthfulqa = Scenario(
     ),
     split="validation",
     train_split="train",
+    helm=HelmIds(("train", "validation")),  # HELM returns its first 20% (train), then the rest
 )
 
 

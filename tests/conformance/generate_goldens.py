@@ -34,7 +34,7 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
 GOLDEN = HERE / "golden"
 REQUIREMENTS = HERE / "oracle_requirements.txt"
-SECTIONS = ("prompts", "perturbations", "helm_metrics", "fmeval_metrics")
+SECTIONS = ("prompts", "perturbations", "helm_metrics", "fmeval_metrics", "scenarios")
 """Each has ``inputs/<name>.py`` (``build(files: Path) -> dict``) and ``oracle/<name>.py``."""
 REFERENCES = ("crfm-helm", "fmeval")
 SCHEMA = 1

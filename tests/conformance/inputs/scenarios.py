@@ -1,0 +1,332 @@
+"""Inputs of the ``scenarios`` section: rows written into the files HELM's scenario classes download.
+
+Per case, one core-suite scenario and one edition of its rows:
+
+- ``offline``: the shipped file's rows (suites/core/data), which are already in the hub dataset's schema;
+- ``hub``: rows as the hub dataset serves them (no ``id``/``split`` columns, one list per hub split), some written
+  here to exercise what the shipped rows do not (BoolQ questions with capitals and spaces, say). The test writes
+  them as a ``--holistic-data-dir`` copy (``DIR/<dataset>/<split>.jsonl``) and loads the suite's hub source from it.
+
+Either way the same rows are converted into the layout HELM's class reads (``files``: path under the class's
+``output_path`` -> text), so its ``ensure_file_downloaded`` finds every file in place and fetches nothing. The
+conversion is this test's own reading of each dataset's two schemas (hub and HELM's download); HELM's class then
+does the rest. ``splits`` maps the project's split names to HELM's, and is this test's, not the package's.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import io
+import json
+from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[3]
+DATA = ROOT / "suites" / "core" / "data"
+SCENARIOS = "helm.benchmark.scenarios."
+
+Row = dict[str, Any]
+Files = dict[str, str]
+
+
+def read_rows(name: str) -> list[Row]:
+    return [json.loads(line) for line in (DATA / name).read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def sha256(name: str) -> str:
+    return hashlib.sha256((DATA / name).read_bytes()).hexdigest()
+
+
+def jsonl(rows: Iterable[Mapping[str, Any]]) -> str:
+    return "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows)
+
+
+def csv_text(rows: Iterable[Iterable[Any]]) -> str:
+    out = io.StringIO()
+    csv.writer(out, lineterminator="\n").writerows(rows)
+    return out.getvalue()
+
+
+def by_split(rows: Iterable[Row], splits: Iterable[str], drop: tuple[str, ...] = ("id", "split")) -> dict[str, list[Row]]:
+    """Rows per split (the ``split`` column), in file order, without the columns the hub's rows lack (``drop``)."""
+    wanted = {split: [] for split in splits}  # type: dict[str, list[Row]]
+    for row in rows:
+        if row.get("split") in wanted:
+            wanted[row["split"]].append({key: value for key, value in row.items() if key not in drop})
+    return wanted
+
+
+# --- BoolQ: data/train and data/dev (JSON lines), data/boolq_perturbed.jsonl (allenai contrast sets) ------------------
+
+
+def boolq_files(split_rows: Mapping[str, list[Row]]) -> Files:
+    contrasts = [{}] + [  # the file's first entry is a header HELM skips
+        {
+            "question": row["question"],
+            "answer": "TRUE" if row["answer"] else "FALSE",
+            "perturbed_questions": [
+                {"perturbed_q": edit.get("question", row["question"]), "answer": "TRUE" if edit["answer"] else "FALSE"}
+                for edit in row["contrast"]
+            ],
+        }
+        for row in split_rows["validation"]
+        if row.get("contrast")
+    ]
+    plain = {split: [{k: row[k] for k in ("question", "title", "answer", "passage") if k in row} for row in rows]
+             for split, rows in split_rows.items()}
+    return {
+        "data/train": jsonl(plain["train"]),
+        "data/dev": jsonl(plain["validation"]),
+        "data/boolq_perturbed.jsonl": json.dumps({"data": contrasts}, ensure_ascii=False),
+    }
+
+
+BOOLQ_HUB = {
+    "train": [
+        {"question": "  Is the Great Barrier Reef visible from space ", "answer": True, "passage": "The Great Barrier Reef is the largest coral reef system in the world and can be seen from outer space."},
+        {"question": "does NASA still fly the space shuttle", "answer": False, "passage": "NASA retired the Space Shuttle in 2011 after thirty years of flights."},
+    ],
+    "validation": [
+        {"question": "is the UK part of the EU", "answer": False, "passage": "The United Kingdom left the European Union on 31 January 2020."},
+        {"question": "can an octopus change its colour", "answer": True, "passage": "Octopuses change colour with special skin cells called chromatophores."},
+        {"question": "Was Mozart born in Salzburg", "answer": True, "passage": "Wolfgang Amadeus Mozart was born in Salzburg in 1756."},
+    ],
+}
+
+
+# --- MMLU: data/{dev,val,test}/{subject}_{split}.csv, one HELM run per subject ----------------------------------------
+
+
+def mmlu_files(split_rows: Mapping[str, list[Row]], subject: str) -> Files:
+    files: Files = {}
+    for split, rows in split_rows.items():
+        chosen = [row for row in rows if row["subject"] == subject]
+        if chosen:
+            files[f"data/{split}/{subject}_{split}.csv"] = csv_text(
+                [row["question"], *row["choices"], "ABCDE"[row["answer"]]] for row in chosen
+            )
+    return files
+
+
+# --- HellaSwag: data/hellaswag_{train,val}.jsonl (rowanz/hellaswag: label an int) ------------------------------------
+
+
+def hellaswag_files(split_rows: Mapping[str, list[Row]]) -> Files:
+    return {
+        f"data/hellaswag_{split}.jsonl": jsonl({**row, "label": int(row["label"])} for row in split_rows[split])
+        for split in ("train", "val")
+    }
+
+
+# --- OpenBookQA: the unzipped OpenBookQA-V1-Sep2018/Data/Main/{train,test}.jsonl --------------------------------------
+
+
+def openbookqa_files(split_rows: Mapping[str, list[Row]]) -> Files:
+    def helm_row(row: Row) -> Row:
+        choices = [{"text": text, "label": label} for text, label in zip(row["choices"]["text"], row["choices"]["label"])]
+        return {"id": row.get("id", ""), "question": {"stem": row["question_stem"], "choices": choices}, "answerKey": row["answerKey"]}
+
+    return {
+        f"data/OpenBookQA-V1-Sep2018/Data/Main/{split}.jsonl": jsonl(map(helm_row, split_rows[split])) for split in ("train", "test")
+    }
+
+
+# --- TruthfulQA: data/TruthfulQA.csv (sylinrl/TruthfulQA): mc1's correct choice as the best answer ---------------------
+
+
+def truthfulqa_files(rows: list[Row]) -> Files:
+    header = ["Type", "Category", "Question", "Best Answer", "Correct Answers", "Incorrect Answers", "Source"]
+    lines = [header]
+    for row in rows:
+        targets = row["mc1_targets"]
+        best = next(text for text, label in zip(targets["choices"], targets["labels"]) if label == 1)
+        wrong = [text for text, label in zip(targets["choices"], targets["labels"]) if label != 1]
+        lines.append(["Adversarial", "Misc", row["question"], best, best, "; ".join(wrong), "holistic"])
+    return {"data/TruthfulQA.csv": csv_text(lines)}
+
+
+# --- IMDB: the unpacked aclImdb tree under data/, its pinned file order, and the contrast-set TSVs ---------------------
+
+
+def imdb_files(split_rows: Mapping[str, list[Row]]) -> Files:
+    files: Files = {}
+    order: dict[str, dict[str, list[str]]] = {}
+    originals: list[str] = ["Sentiment\tText"]
+    contrasted: list[str] = ["Sentiment\tText"]
+    labels = {1: "Positive", 0: "Negative"}
+    for helm_split, folder in (("train", "train"), ("valid", "test")):
+        order[helm_split] = {"pos": [], "neg": []}
+        for number, row in enumerate(split_rows[folder]):
+            kind = "pos" if row["label"] == 1 else "neg"
+            name = f"{number}_{7 if kind == 'pos' else 2}.txt"
+            files[f"data/{folder}/{kind}/{name}"] = row["text"]
+            order[helm_split][kind].append(name)
+            for edit in row.get("contrast") or []:
+                originals.append(f"{labels[row['label']]}\t{row['text'].strip()}")
+                contrasted.append(f"{labels[edit['label']]}\t{edit['text']}")
+    files["data/imdb_scenario_pinned_file_order.json"] = json.dumps(order)
+    files["data/test_original.tsv"] = "\n".join(originals) + "\n"
+    files["data/test_contrast.tsv"] = "\n".join(contrasted) + "\n"
+    files["data/dev_original.tsv"] = files["data/dev_contrast.tsv"] = "Sentiment\tText\n"
+    return files
+
+
+IMDB_HUB = {
+    "train": [{"text": "  A warm, funny film about two brothers who open a bakery.<br /><br />Loved it.\n", "label": 1}],
+    "test": [{"text": "\nThe plot drags and the jokes fall flat; I checked my watch twice.  ", "label": 0}],
+}
+
+
+# --- the cases ---------------------------------------------------------------------------------------------------------
+
+
+def rows_sha256(rows: Any) -> str:
+    """The digest the golden keeps of a hub edition's rows, which the test rebuilds from this module."""
+    return hashlib.sha256(json.dumps(rows, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
+
+
+def case(
+    scenario: str, suite: str, attribute: str, helm: str, splits: Mapping[str, str], files: Files, **extra: Any
+) -> dict[str, Any]:
+    module, _, cls = helm.rpartition(".")
+    if "hub" in extra:  # the rows themselves stay out of the golden: the test rebuilds them with hub_rows()
+        rows = extra["hub"]["rows"]
+        _HUB_ROWS[scenario] = rows
+        extra["hub"] = {**{k: v for k, v in extra["hub"].items() if k != "rows"}, "rows_sha256": rows_sha256(rows)}
+    return {
+        "scenario": scenario,
+        "suite": suite,
+        "attribute": attribute,
+        "helm_class": {"module": SCENARIOS + module, "name": cls, "arguments": extra.pop("arguments", {})},
+        "splits": dict(splits),
+        "files": files,
+        **extra,
+    }
+
+
+def editions(
+    scenario: str,
+    suite: str,
+    attribute: str,
+    helm: str,
+    data: str,
+    splits: Mapping[str, str],
+    convert: Callable[[dict[str, list[Row]]], Files],
+    hub: tuple[str, str | None, Mapping[str, str]],
+    hub_extra: Mapping[str, list[Row]] | None = None,
+    drop: tuple[str, ...] = ("id", "split"),
+    **extra: Any,
+) -> list[dict[str, Any]]:
+    """The offline case and the hub case of one scenario; ``hub`` is (dataset, config, hub split -> project split).
+
+    ``drop``: the shipped file's columns the hub's rows lack.
+    """
+    rows = by_split(read_rows(data), splits, drop)
+    name, config, hub_splits = hub
+    hub_rows = {  # the hub datasets carry no contrast sets (HELM reads those from allenai/contrast-sets)
+        hub_split: [*({k: v for k, v in row.items() if k != "contrast"} for row in rows[ours]), *(hub_extra or {}).get(hub_split, [])]
+        for hub_split, ours in hub_splits.items()
+    }
+    as_ours = {ours: hub_rows[hub_split] for hub_split, ours in hub_splits.items()}
+    return [
+        case(scenario, suite, attribute, helm, splits, convert(rows), edition="offline", data=data, data_sha256=sha256(data), **extra),
+        case(
+            scenario, suite, attribute, helm, splits, convert(as_ours), edition="hub",
+            hub={"name": name, "config": config, "rows": hub_rows}, **extra,
+        ),
+    ]
+
+
+def mmlu_cases() -> list[dict[str, Any]]:
+    rows = read_rows("mmlu.jsonl")
+    subjects = list(dict.fromkeys(row["subject"] for row in rows))
+    splits = {"dev": "train", "val": "valid", "test": "test"}
+    found = by_split(rows, ("dev", "val", "test"))
+    # the hub has a validation split, which HELM numbers between a subject's dev and test questions
+    validation = [
+        {"question": f"Which of these is a {subject.replace('_', ' ')} question?", "subject": subject,
+         "choices": ["This one", "Not this", "Nor this", "None"], "answer": 0}
+        for subject in subjects
+    ]
+    hub_rows = {"dev": found["dev"], "validation": validation, "test": found["test"]}
+    hub_found = {"dev": found["dev"], "val": validation, "test": found["test"]}
+    cases = []
+    for subject in subjects:
+        helm = "mmlu_scenario.MMLUScenario"
+        arguments = {"subject": subject}
+        cases.append(case("mmlu", "test_mmlu.py", "mmlu", helm, splits, mmlu_files(found, subject), edition="offline",
+                          data="mmlu.jsonl", data_sha256=sha256("mmlu.jsonl"), group=subject, arguments=arguments))
+        cases.append(case("mmlu", "test_mmlu.py", "mmlu", helm, splits, mmlu_files(hub_found, subject), edition="hub",
+                          hub={"name": "cais/mmlu", "config": "all", "rows": hub_rows}, group=subject, arguments=arguments))
+    return cases
+
+
+def truthfulqa_cases() -> list[dict[str, Any]]:
+    rows = read_rows("truthfulqa.jsonl")  # no id, no split: HELM's split is by position, on both sources
+    splits = {"train": "train", "validation": "valid"}
+    helm = "truthful_qa_scenario.TruthfulQAScenario"
+    files = truthfulqa_files(rows)
+    common = {"arguments": {"task": "mc_single"}}
+    return [
+        case("truthful_qa", "test_truthfulqa.py", "truthfulqa", helm, splits, files, edition="offline",
+             data="truthfulqa.jsonl", data_sha256=sha256("truthfulqa.jsonl"), **common),
+        case("truthful_qa", "test_truthfulqa.py", "truthfulqa", helm, splits, files, edition="hub",
+             hub={"name": "truthfulqa/truthful_qa", "config": "multiple_choice", "rows": {"validation": rows}}, **common),
+    ]
+
+
+PENDING = "HELM 0.5.16 has the class; no case yet (its download layout is not written by this section yet)"
+NOT_COVERED: dict[str, str] = {
+    "test_civil_comments.py": PENDING,
+    "test_cnn_dailymail.py": PENDING,
+    "test_language_modeling.py": PENDING,
+    "test_msmarco.py": PENDING,
+    "test_narrative_qa.py": PENDING,
+    "test_natural_qa.py": PENDING,
+    "test_quac.py": PENDING,
+    "test_raft.py": PENDING,
+    "test_toxicity.py": PENDING,
+    "test_xsum.py": PENDING,
+    "test_bbq.py": PENDING,
+    "test_dyck.py": PENDING,
+    "test_memorisation.py": PENDING,
+    "test_numeracy.py": PENDING,
+    "test_synthetic_reasoning.py": PENDING,
+    "test_bias.py": PENDING,
+}
+"""Core-suite scenarios without a case, and why (written into the golden as the oracle received them)."""
+
+
+def all_cases() -> list[dict[str, Any]]:
+    return [
+        *editions("boolq", "test_boolq.py", "boolq", "boolq_scenario.BoolQScenario", "boolq.jsonl",
+                  {"train": "train", "validation": "valid"}, boolq_files,
+                  ("google/boolq", None, {"train": "train", "validation": "validation"}), BOOLQ_HUB),
+        *mmlu_cases(),
+        *editions("hellaswag", "test_hellaswag.py", "hellaswag", "commonsense_scenario.HellaSwagScenario", "hellaswag.jsonl",
+                  {"train": "train", "val": "valid"}, hellaswag_files,
+                  ("Rowan/hellaswag", None, {"train": "train", "validation": "val"})),
+        *editions("openbookqa", "test_openbookqa.py", "openbookqa", "commonsense_scenario.OpenBookQA", "openbookqa.jsonl",
+                  {"train": "train", "test": "test"}, openbookqa_files,
+                  ("allenai/openbookqa", "main", {"train": "train", "test": "test"}), drop=("split",)),
+        *truthfulqa_cases(),
+        *editions("imdb", "test_imdb.py", "imdb", "imdb_scenario.IMDBScenario", "imdb.jsonl",
+                  {"train": "train", "test": "valid"}, imdb_files,
+                  ("stanfordnlp/imdb", None, {"train": "train", "test": "test"}), IMDB_HUB),
+    ]
+
+
+_HUB_ROWS: dict[str, dict[str, list[Row]]] = {}
+
+
+def hub_rows(scenario: str) -> dict[str, list[Row]]:
+    """The rows of ``scenario``'s hub edition, per hub split (what the test writes as a --holistic-data-dir copy)."""
+    if not _HUB_ROWS:
+        all_cases()
+    return _HUB_ROWS[scenario]
+
+
+def build(files: Path) -> dict[str, Any]:
+    return {"cases": all_cases(), "not_covered": NOT_COVERED}

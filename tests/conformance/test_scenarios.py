@@ -1,0 +1,114 @@
+"""The instances HELM's own scenario classes build from a scenario's rows (golden/scenarios.json) are the project's.
+
+Per case, the same rows that HELM's class read from its download files are loaded through the suite's own
+``Scenario``: the shipped file (``offline``) or a ``--holistic-data-dir`` copy of the rows in the hub's schema
+(``hub``). Per split, in order, the project's instances must have HELM's input text, HELM's correct references
+(and, where HELM lists the wrong options too, all of them in HELM's order), HELM's contrast sets, and
+``helm_id`` equal to the id HELM's runner gives the instance. A scenario HELM 0.5.16 lacks is listed in the golden.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_holistic.scenarios import Instance, Scenario
+from tests.conformance import golden
+from tests.conformance.inputs import scenarios as inputs
+
+SUITES = Path(__file__).resolve().parents[2] / "suites" / "core"
+GOLDEN = golden.load("scenarios")
+CASES = GOLDEN["cases"]
+
+
+def case_id(case: dict[str, Any]) -> str:
+    return "-".join(str(part) for part in (case["scenario"], case.get("group"), case["edition"]) if part)
+
+
+def suite_scenario(case: dict[str, Any]) -> Scenario:
+    path = SUITES / case["suite"]
+    spec = importlib.util.spec_from_file_location(f"suite_{path.stem}", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    found = getattr(module, case["attribute"])
+    assert isinstance(found, Scenario)
+    return found
+
+
+def load(case: dict[str, Any], tmp_path: Path) -> tuple[Instance, ...]:
+    scenario = suite_scenario(case)
+    if case["edition"] == "offline":
+        shipped = SUITES / "data" / case["data"]
+        assert _sha256(shipped) == case["data_sha256"], f"{shipped} changed since the golden; regenerate: {GOLDEN['regenerate']}"
+        return scenario.load("local", base=SUITES).instances
+    hub = case["hub"]
+    rows = inputs.hub_rows(case["scenario"])
+    assert inputs.rows_sha256(rows) == hub["rows_sha256"], f"the hub rows changed; regenerate: {GOLDEN['regenerate']}"
+    folder = tmp_path / hub["name"] / (hub["config"] or "")
+    folder.mkdir(parents=True)
+    for split, split_rows in rows.items():
+        (folder / f"{split}.jsonl").write_text("".join(json.dumps(row) + "\n" for row in split_rows), encoding="utf-8")
+    return scenario.load("hub", base=SUITES, data_dir=tmp_path).instances
+
+
+def _sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def read_by_helm(case: dict[str, Any], instances: Sequence[Instance]) -> list[Instance]:
+    """The project's instances that HELM's run reads: its splits, and one group in a per-group case."""
+    return [
+        instance
+        for instance in instances
+        if instance.split in case["splits"] and (case.get("group") is None or instance.group == case["group"])
+    ]
+
+
+def correct(references: Sequence[dict[str, Any]]) -> list[str]:
+    return [ref["text"] for ref in references if "correct" in ref["tags"]]
+
+
+def check_references(what: str, ours: Instance, references: Sequence[dict[str, Any]]) -> None:
+    assert list(ours.correct_references) == correct(references), f"{what}: correct references"
+    if any("correct" not in ref["tags"] for ref in references):  # HELM lists the options: the same, in its order
+        assert list(ours.choices) == [ref["text"] for ref in references], f"{what}: options"
+    else:  # HELM gives the right answer only; the project may list the other labels as wrong options
+        assert set(correct(references)) <= set(ours.choices), f"{what}: references"
+
+
+@pytest.mark.parametrize("case", CASES, ids=case_id)
+def test_instances_are_helms(case: dict[str, Any], tmp_path: Path) -> None:
+    """Each of HELM's instances, in HELM's order, has one project instance with its id as helm_id and its content.
+
+    HELM's id is its position (``id{n}``), so pairing by id also checks the order HELM gives the rows.
+    """
+    ours = read_by_helm(case, load(case, tmp_path))
+    helm = case["instances"]
+    assert len(ours) == len(helm), f"{len(ours)} instances, HELM has {len(helm)}"
+    by_id = {instance.helm_id: instance for instance in ours}
+    assert len(by_id) == len(ours), "two instances share a helm_id"
+    for position, theirs in enumerate(helm):
+        assert theirs["id"] in by_id, f"HELM's instance {position} ({theirs['id']}): no instance has this helm_id"
+        mine = by_id[theirs["id"]]
+        what = f"HELM {theirs['id']} ({mine.id})"
+        assert case["splits"][mine.split] == theirs["split"], f"{what}: split"
+        assert mine.input == theirs["input"], f"{what}: input"
+        check_references(what, mine, theirs["references"])
+        contrasts = theirs.get("contrasts", [])
+        assert [c.input for c in mine.contrasts] == [c["input"] for c in contrasts], f"{what}: contrast inputs"
+        for number, (edit, given) in enumerate(zip(mine.contrasts, contrasts)):
+            assert [r.text for r in edit.references if r.correct] == correct(given["references"]), f"{what}: contrast {number}"
+
+
+def test_the_golden_names_every_core_scenario() -> None:
+    """Each suite of suites/core has a case or a line saying why not, so a new suite cannot slip past the check."""
+    covered = {case["suite"] for case in CASES} | set(GOLDEN["not_covered"])
+    suites = {path.name for path in SUITES.glob("test_*.py")}
+    assert suites <= covered, f"suites with neither a case nor a reason: {sorted(suites - covered)}"
