@@ -20,17 +20,27 @@ CORPUS = [
 EOS = "<|endoftext|>"
 
 
-def build_tiny_gpt2(folder: Path, steps: int = 120, seed: int = 0) -> Path:
+def build_tiny_gpt2(
+    folder: Path, steps: int = 120, seed: int = 0, n_positions: int = 256, model_max_length: int | None = None
+) -> Path:
+    """Train and save the model and tokenizer in ``folder``.
+
+    ``n_positions`` sizes the position table (the model's window); ``model_max_length``, when given, is written into
+    the tokenizer's config, which HELM's ``--enable-local-huggingface-models`` reads as the model's window.
+    """
     import torch
     from tokenizers import ByteLevelBPETokenizer
     from transformers import GPT2Config, GPT2LMHeadModel, PreTrainedTokenizerFast
 
     bpe = ByteLevelBPETokenizer()
     bpe.train_from_iterator(CORPUS * 4, vocab_size=320, min_frequency=1, special_tokens=[EOS], show_progress=False)
-    tokenizer = PreTrainedTokenizerFast(tokenizer_object=bpe._tokenizer, bos_token=EOS, eos_token=EOS, pad_token=EOS)
+    window = {} if model_max_length is None else {"model_max_length": model_max_length}
+    tokenizer = PreTrainedTokenizerFast(
+        tokenizer_object=bpe._tokenizer, bos_token=EOS, eos_token=EOS, pad_token=EOS, **window
+    )
     eos_id = tokenizer.convert_tokens_to_ids(EOS)
     config = GPT2Config(
-        vocab_size=len(tokenizer), n_positions=256, n_embd=48, n_layer=2, n_head=2, bos_token_id=eos_id, eos_token_id=eos_id
+        vocab_size=len(tokenizer), n_positions=n_positions, n_embd=48, n_layer=2, n_head=2, bos_token_id=eos_id, eos_token_id=eos_id
     )
     torch.manual_seed(seed)
     model = GPT2LMHeadModel(config)

@@ -1,0 +1,155 @@
+"""Regenerate the runner golden: HELM 0.5.16's whole ``helm-run`` on the tiny model and the cases' offline rows.
+
+Not part of the test run: CI compares pytest's run with the committed ``golden/runner.json``. Run it when HELM's pin,
+the model or a case changes, review the diff and commit it:
+
+    .venv/bin/python tests/conformance/runner/generate.py
+
+Steps: build the helm-runner environment (``build_env.py``; about a minute from local wheels); build the tiny model
+in a scratch folder (``model.py``); write each case's rows into the files HELM's scenario class downloads
+(``cases.py``); run ``oracle.py`` in that environment, which calls ``helm-run`` with every run entry; read HELM's
+``scenario_state.json``, ``per_instance_stats.json`` and ``stats.json`` and keep, per instance and perturbation,
+what a pytest run can be compared with. Times, paths and the stats that measure time are left out and everything is
+sorted, so regenerating on the same pins gives a byte-identical file.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import tempfile
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parents[2]
+GOLDEN = HERE.parent / "golden" / "runner.json"
+TABLE = HERE.parent / "golden" / "perturbations" / "correct_to_misspelling.json"
+SCHEMA = 1
+TIMED = ("inference_runtime", "batch_size", "inference_idealized_runtime", "inference_denoised_runtime", "training_")
+"""Stats that measure this machine's time or cost (left out: they differ on every run)."""
+
+
+def _perturbation(state: Mapping[str, Any]) -> str | None:
+    perturbation = state["instance"].get("perturbation")
+    return None if perturbation is None else perturbation["name"]
+
+
+def _stat(stat: Mapping[str, Any]) -> tuple[str, dict[str, Any]] | None:
+    name = stat["name"]
+    if name["name"].startswith(TIMED) or stat["count"] == 0:
+        return None
+    perturbation = name.get("perturbation")
+    key = f"{name['split']}/{name['name']}"
+    key += "" if perturbation is None else f"@{perturbation['name']}:{perturbation.get('computed_on', '')}"
+    key += "" if name.get("sub_split") is None else f"#{name['sub_split']}"
+    return key, {"mean": stat["mean"], "count": stat["count"]}
+
+
+def extract(run: Path) -> dict[str, Any]:
+    """One HELM run folder as the golden keeps it."""
+    state = json.loads((run / "scenario_state.json").read_text(encoding="utf-8"))
+    instances: dict[str, dict[str, Any]] = {}
+    for request_state in state["request_states"]:
+        instance = request_state["instance"]
+        key = instance["id"] + (f"@{_perturbation(request_state)}" if _perturbation(request_state) else "")
+        entry = instances.setdefault(
+            key,
+            {
+                "id": instance["id"],
+                "perturbation": _perturbation(request_state),
+                "split": instance["split"],
+                "input": instance["input"]["text"],
+                "references": [[r["output"]["text"], "correct" in r["tags"]] for r in instance["references"]],
+                "requests": [],
+            },
+        )
+        completion = request_state["result"]["completions"][0]
+        entry["requests"].append(
+            {
+                "mode": request_state.get("request_mode"),
+                "reference_index": request_state.get("reference_index"),
+                "prompt": request_state["request"]["prompt"],
+                "max_tokens": request_state["request"]["max_tokens"],
+                "text": completion["text"],
+                "logprob": completion["logprob"],
+                "token_logprobs": [token["logprob"] for token in completion["tokens"]],
+                "num_train_instances": request_state["num_train_instances"],
+                "prompt_truncated": request_state["prompt_truncated"],
+            }
+        )
+    for entry in instances.values():
+        entry["requests"].sort(key=lambda r: (r["mode"] or "", -1 if r["reference_index"] is None else r["reference_index"]))
+    for stats in json.loads((run / "per_instance_stats.json").read_text(encoding="utf-8")):
+        perturbation = stats.get("perturbation")
+        key = stats["instance_id"] + (f"@{perturbation['name']}" if perturbation else "")
+        instances[key]["stats"] = dict(sorted(filter(None, (_stat(s) for s in stats["stats"]))))
+    aggregate = dict(sorted(filter(None, (_stat(s) for s in json.loads((run / "stats.json").read_text(encoding="utf-8"))))))
+    spec = json.loads((run / "run_spec.json").read_text(encoding="utf-8"))
+    return {
+        "run_spec": spec["name"],
+        "adapter_spec": spec["adapter_spec"],
+        "instances": dict(sorted(instances.items())),
+        "stats": aggregate,
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--venv", type=Path, default=None, help="the helm-runner environment (default: under the cache)")
+    parser.add_argument("--output", type=Path, default=GOLDEN, help="where the golden goes (default: %(default)s)")
+    args = parser.parse_args(argv)
+    sys.path.insert(0, str(ROOT))
+    from tests.conformance.runner import build_env
+    from tests.conformance.runner.cases import CASES
+    from tests.conformance.runner.model import HELM_MODEL, build, fingerprint
+
+    python = build_env.ensure(args.venv or build_env.default_venv())
+    versions = json.loads(
+        subprocess.run(
+            [str(python), "-c", "import json, importlib.metadata as m; print(json.dumps({n: m.version(n) for n in "
+             "('crfm-helm', 'torch', 'transformers', 'tokenizers')}))"],
+            check=True, capture_output=True, text=True,
+        ).stdout
+    )
+    with tempfile.TemporaryDirectory() as scratch:
+        folder = build(Path(scratch))
+        output = Path(scratch) / "benchmark_output"
+        for case in CASES:
+            for relative, text in case.helm_files(case.kept()).items():
+                path = output / "scenarios" / case.helm_scenario / relative
+                path.parent.mkdir(parents=True, exist_ok=True)
+                path.write_text(text, encoding="utf-8")
+        entries = [f"{case.entry},model={HELM_MODEL}" for case in CASES]
+        subprocess.run([str(python), str(HERE / "oracle.py"), str(folder), str(output), str(TABLE), *entries], check=True, cwd=scratch)
+        runs = {run.name: run for run in (output / "runs" / "golden").iterdir() if (run / "run_spec.json").exists()}
+        cases = {}
+        for case in CASES:
+            # HELM names a run from its spec's name plus the expanders' arguments; the run spec file says which case it is.
+            (run,) = [run for run in runs.values() if json.loads((run / "run_spec.json").read_text())["name"].startswith(case.entry.split(":")[0])
+                      and _matches(case, json.loads((run / "run_spec.json").read_text())["name"])]
+            cases[case.name] = {"entry": case.entry, "rows": {str(k): v for k, v in case.rows.items()}, **extract(run)}
+        golden = {
+            "schema": SCHEMA,
+            "produced_by": versions,
+            "model": {"helm_name": HELM_MODEL, "weights": fingerprint(folder)},
+            "regenerate": "python tests/conformance/runner/generate.py",
+            "cases": cases,
+        }
+    args.output.parent.mkdir(parents=True, exist_ok=True)
+    args.output.write_text(json.dumps(golden, indent=1, ensure_ascii=False, sort_keys=True) + "\n", encoding="utf-8")
+    print(args.output)
+    return 0
+
+
+def _matches(case: Any, run_name: str) -> bool:
+    """Whether HELM's run name is the case's entry: every ``key=value`` of the entry appears in it."""
+    head, _, arguments = case.entry.partition(":")
+    return run_name.startswith(head) and all(part in run_name for part in arguments.split(",") if part)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

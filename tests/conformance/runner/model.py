@@ -1,0 +1,37 @@
+"""The small model both runners load: ``tests/tiny_model.py``'s GPT-2, with a window long enough for few-shot prompts.
+
+HELM's ``--enable-local-huggingface-models`` names a local model ``huggingface/<folder name>`` and takes its window
+from the tokenizer's ``model_max_length``; 2048 positions hold the offline editions' few-shot prompts (about one
+token per 2-3 characters with this 320-token vocabulary, some 1,100 for BoolQ), so neither side shortens a prompt. The weights'
+fingerprint goes into the golden: a rebuild that drifts (another torch, another CPU kernel) says so before any
+number is compared.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+from tests.tiny_model import build_tiny_gpt2
+
+NAME = "tiny-gpt2-runner"
+"""The model folder's name; HELM calls the model ``huggingface/tiny-gpt2-runner``."""
+HELM_MODEL = f"huggingface/{NAME}"
+WINDOW = 2048
+
+
+def build(parent: Path) -> Path:
+    """Build the model in ``parent/NAME`` on one CPU thread (the same sums in the same order on any machine)."""
+    import torch
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        return build_tiny_gpt2(parent / NAME, n_positions=WINDOW, model_max_length=WINDOW)
+    finally:
+        torch.set_num_threads(threads)
+
+
+def fingerprint(folder: Path) -> str:
+    """``sha256:`` of the weight file, the one file a drift in training would change."""
+    return "sha256:" + hashlib.sha256((folder / "model.safetensors").read_bytes()).hexdigest()
