@@ -253,6 +253,8 @@ def build_run(
     word_lists: WordLists | None = None,
     scored: Mapping[str, ScoredMetric] = metric_registry.SCORED,
     stop_early: bool = False,
+    *,
+    helm_shots: bool = False,
 ) -> RunSpec:
     """Validate the marker's arguments and load the scenario; every problem is a one-line UserError.
 
@@ -260,7 +262,8 @@ def build_run(
     names the perturbations the command line adds to every run whose marker does not say ``perturbations=False``.
     ``data_dir`` holds local copies of hub datasets (``--holistic-data-dir``); ``word_lists`` the user's copies
     of HELM's word lists (``--holistic-word-lists``; None: the project's); ``scored`` the model-scored metrics registered;
-    ``stop_early`` the session's ``--holistic-stop-early``, which the marker's ``stop_early=`` overrides.
+    ``stop_early`` the session's ``--holistic-stop-early``, which the marker's ``stop_early=`` overrides;
+    ``helm_shots`` (``--holistic-helm-shots``) keeps HELM's in-context count on the shipped data too.
     """
     unknown = sorted(set(kwargs) - MARKER_KEYS)
     renamed = [name for name in unknown if name in RENAMED_KEYS]
@@ -309,9 +312,8 @@ def build_run(
             f"@pytest.mark.holistic on {key}: the instructions mention {GROUP_PLACEHOLDER} but instance {nameless.id!r} has "
             "no group; give the scenario's Fields a group= column or drop the placeholder"
         )
-    adapter, edition = make_adapter(
-        spec, kwargs.get("local_max_train_instances"), loaded.split(scenario.train_split), loaded.source
-    )
+    local_shots = None if helm_shots else kwargs.get("local_max_train_instances")
+    adapter, edition = make_adapter(spec, local_shots, loaded.split(scenario.train_split), loaded.source)
     asked = kwargs.get("perturbations", ())
     names = () if asked is False else (*_names(asked, "perturbations", key), *perturb)
     try:

@@ -187,6 +187,17 @@ def add_options(parser: pytest.Parser) -> None:
         "holistic_strict_gates", "gates that could not be checked fail (see --holistic-strict-gates)", type="bool", default=False
     )
     group.addoption(
+        "--holistic-helm-shots",
+        dest="holistic_helm_shots",
+        action="store_true",
+        default=None,
+        help="on the shipped offline editions, use HELM's in-context example counts too (the marker's max_train_instances, "
+        "not local_max_train_instances): slower on a CPU, but the same prompts as helm-run on the same rows",
+    )
+    parser.addini(
+        "holistic_helm_shots", "HELM's in-context counts on the offline editions (see --holistic-helm-shots)", type="bool", default=False
+    )
+    group.addoption(
         "--holistic-stop-early",
         dest="holistic_stop_early",
         action="store_true",
@@ -252,6 +263,7 @@ class Settings:
     word_lists: WordLists | None = None  # --holistic-word-lists: the user's copies of HELM's word lists (None: the project's)
     stop_early: bool = False  # --holistic-stop-early: gated scenarios stop once a confidence sequence decides every gate
     stop_level: float = 0.95  # --holistic-stop-level: the level of those sequences
+    helm_shots: bool = False  # --holistic-helm-shots: HELM's in-context counts on the offline editions too
 
     @classmethod
     def from_config(cls, config: pytest.Config, extensions: Extensions) -> Settings:
@@ -317,6 +329,7 @@ class Settings:
             word_lists=_word_lists(config),
             stop_early=bool(option.holistic_stop_early or config.getini("holistic_stop_early")),
             stop_level=_stop_level(config),
+            helm_shots=bool(option.holistic_helm_shots or config.getini("holistic_helm_shots")),
         )
 
 

@@ -252,6 +252,7 @@ class WorkerSide:
                 settings.word_lists,
                 settings.scored,
                 settings.stop_early,
+                helm_shots=settings.helm_shots,
             )
         except UserError as error:
             raise pytest.Collector.CollectError(printable(f"pytest-holistic: {error}")) from None

@@ -56,6 +56,17 @@ def test_a_run_at_helms_count_has_no_edition(pytester: pytest.Pytester, tiny_gpt
     assert len(run["few_shot_ids"]) == 3
 
 
+@pytest.mark.parametrize("how", ["--holistic-helm-shots", "-o holistic_helm_shots=true"])
+def test_helm_shots_run_the_offline_edition_at_helms_count(
+    pytester: pytest.Pytester, tiny_gpt2: Path, read_report, how: str
+) -> None:
+    _project(pytester, "local_max_train_instances=1")
+    pytester.runpytest("--model", str(tiny_gpt2), "-p", "no:cacheprovider", *how.split()).assert_outcomes(passed=2)
+    (run,) = read_report(pytester.path, "tiny-gpt2")["runs"]
+    assert (run["name"], run["edition"], run["adapter"]["max_train_instances"]) == ("quiz", None, 3)
+    assert all(record["prompt"].count("Q: ") == 4 for record in run["instances"])  # HELM's three examples, then the question
+
+
 def test_per_group_prompts_name_the_group_and_draw_examples_from_it(
     pytester: pytest.Pytester, tiny_gpt2: Path, read_report
 ) -> None:
