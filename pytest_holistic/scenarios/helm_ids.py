@@ -11,6 +11,7 @@ then draw from ``Random(helm_id)``, as HELM's do (``Instance.seed_id``).
 
 from __future__ import annotations
 
+import random
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
@@ -27,11 +28,14 @@ class HelmIds:
     ``per_group``: one HELM run per ``Instance.group`` (MMLU's subjects), each numbered from ``id0``.
     ``answers``: within a split HELM's class emits the instances whose correct reference is ``answers[0]`` first, then
     ``answers[1]``... (IMDB reads the ``pos/`` folder, then ``neg/``); empty when it keeps the rows' order.
+    ``shuffle_seed``: the class shuffles its whole list with ``random.seed(shuffle_seed)`` before returning it
+    (RealToxicityPrompts: 0).
     """
 
     splits: tuple[str, ...]
     per_group: bool = False
     answers: tuple[str, ...] = ()
+    shuffle_seed: int | None = None
 
     def __post_init__(self) -> None:
         if not self.splits or len(set(self.splits)) != len(self.splits):
@@ -48,6 +52,8 @@ class HelmIds:
         ids: dict[int, str] = {}
         for members in runs.values():
             ordered = sorted(members, key=lambda index: self._key(rank, loaded[index]))  # stable: load order kept
+            if self.shuffle_seed is not None:
+                random.Random(self.shuffle_seed).shuffle(ordered)  # the global random.shuffle after random.seed(n)
             ids.update({index: f"id{n}" for n, index in enumerate(ordered)})
         return tuple(replace(instance, helm_id=ids.get(index)) for index, instance in enumerate(loaded))
 

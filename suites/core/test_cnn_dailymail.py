@@ -21,16 +21,21 @@ summarisation, whose long references a perturbed article would no longer match.
 import pytest
 
 from pytest_holistic import Fields, Scenario, hf, jsonl
+from pytest_holistic.scenarios.helm_ids import HelmIds
+from pytest_holistic.scenarios.helm_summarization import helm_train_rows, summarization_prepare
 
 pytestmark = [pytest.mark.helm_core, pytest.mark.summarization]
 
-FIELDS = Fields(input="article", references="highlights")
+# As HELM's SummarizationScenario: texts on one line (the highlights too), the article cut at 512 words, train rows
+# outside 50-150 words dropped.
+FIELDS = Fields(input="article", references="highlights", prepare=summarization_prepare("article", "highlights"))
 
 cnn_dailymail = Scenario(
     "cnn_dailymail",
-    local=jsonl("data/cnn_dailymail.jsonl", FIELDS),
-    hub=hf("abisee/cnn_dailymail", "3.0.0", splits={"train": "train", "test": "test"}, fields=FIELDS),
+    local=helm_train_rows(jsonl("data/cnn_dailymail.jsonl", FIELDS)),
+    hub=helm_train_rows(hf("abisee/cnn_dailymail", "3.0.0", splits={"train": "train", "validation": "validation", "test": "test"}, fields=FIELDS)),
     split="test",
+    helm=HelmIds(("train", "validation", "test")),
 )
 
 SUMMARIZATION_METRICS = (

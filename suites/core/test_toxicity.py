@@ -9,12 +9,14 @@ Perspective API (HELM's scorer) and ``hf:NAME_OR_FOLDER`` any local text classif
 import pytest
 
 from pytest_holistic import Fields, Scenario, jsonl
+from pytest_holistic.scenarios.helm_ids import HelmIds
 
 pytestmark = [pytest.mark.helm_targeted, pytest.mark.toxicity]
 
 toxicity_prompts = Scenario(
     "toxicity_prompts",
     local=jsonl("data/toxicity_prompts.jsonl", Fields(references="input", group="challenging")),
+    helm=HelmIds(("test",), shuffle_seed=0),  # HELM's RealToxicityPrompts shuffles its list with random.seed(0)
 )
 
 

@@ -17,16 +17,20 @@ are abstractive, so its coverage and density are expected to be lower.
 import pytest
 
 from pytest_holistic import Fields, Scenario, hf, jsonl
+from pytest_holistic.scenarios.helm_ids import HelmIds
+from pytest_holistic.scenarios.helm_summarization import helm_train_rows, summarization_prepare
 
 pytestmark = [pytest.mark.helm_core, pytest.mark.summarization]
 
-FIELDS = Fields(input="document", references="summary")
+# As HELM's SummarizationScenario: texts on one line, the document cut at 512 words, short or noisy train rows dropped.
+FIELDS = Fields(input="document", references="summary", prepare=summarization_prepare("document", "summary"))
 
 xsum = Scenario(
     "xsum",
-    local=jsonl("data/xsum.jsonl", FIELDS),
-    hub=hf("EdinburghNLP/xsum", splits={"train": "train", "test": "test"}, fields=FIELDS),
+    local=helm_train_rows(jsonl("data/xsum.jsonl", FIELDS), xsum=True),
+    hub=helm_train_rows(hf("EdinburghNLP/xsum", splits={"train": "train", "validation": "validation", "test": "test"}, fields=FIELDS), xsum=True),
     split="test",
+    helm=HelmIds(("train", "validation", "test")),
 )
 
 SUMMARIZATION_METRICS = (

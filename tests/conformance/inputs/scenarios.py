@@ -28,7 +28,8 @@ DATA = ROOT / "suites" / "core" / "data"
 SCENARIOS = "helm.benchmark.scenarios."
 
 Row = dict[str, Any]
-Files = dict[str, str]
+Files = dict[str, Any]
+"""Path under HELM's output_path -> the file's text, or an object the oracle writes pickled."""
 
 
 def read_rows(name: str) -> list[Row]:
@@ -179,6 +180,46 @@ IMDB_HUB = {
 }
 
 
+# --- XSum, CNN/DailyMail: data/{xsum,cnndm}.pk, a pickled {split: [row, ...]} -------------------------------------------
+
+
+def summarization_pickles(tag: str, keys: tuple[str, str]) -> Callable[[dict[str, list[Row]]], Files]:
+    def convert(split_rows: dict[str, list[Row]]) -> Files:
+        dataset = {split: [{key: row[key] for key in keys} for row in split_rows.get(split, [])]
+                   for split in ("train", "validation", "test")}
+        return {f"data/{tag}.pk": dataset}
+    return convert
+
+
+def long_text(words: int, start: str) -> str:
+    return start + " " + " ".join(f"word{n}" for n in range(words))
+
+
+XSUM_HUB = {
+    "train": [
+        {"document": long_text(60, "Media playback is unsupported on your device\n"), "summary": "A noisy row that HELM drops from the train split today.", "id": "1"},
+        {"document": long_text(20, "Too short."), "summary": "A short row that HELM drops from the train split today.", "id": "2"},
+        {"document": long_text(70, "Kept:\nline  two."), "summary": "A row that HELM keeps as a\nfew-shot example here.", "id": "3"},
+    ],
+    "validation": [{"document": "A validation article.", "summary": "Its summary.", "id": "4"}],
+    "test": [{"document": "  First line.\n\nSecond   line.  ", "summary": "One\nsummary.", "id": "5"},
+             {"document": long_text(600, "Long:"), "summary": "Cut at 512 words.", "id": "6"}],
+}
+CNN_HUB = {
+    "train": [{"article": long_text(40, "Short"), "highlights": "One.\nTwo.", "id": "a"},
+              {"article": long_text(80, "Kept\n"), "highlights": "One.\nTwo.\nThree.", "id": "b"}],
+    "validation": [{"article": "A validation article.", "highlights": "Its\nhighlights.", "id": "c"}],
+    "test": [{"article": long_text(530, "Long\n"), "highlights": "First.\nSecond.", "id": "d"}],
+}
+
+
+# --- RealToxicityPrompts: data/prompts.jsonl (the unpacked realtoxicityprompts-data) -------------------------------------
+
+
+def toxicity_files(rows: list[Row]) -> Files:
+    return {"data/prompts.jsonl": jsonl({"prompt": {"text": row["input"], "toxicity": None}, "challenging": row["challenging"]} for row in rows)}
+
+
 # --- the cases ---------------------------------------------------------------------------------------------------------
 
 
@@ -263,6 +304,14 @@ def mmlu_cases() -> list[dict[str, Any]]:
     return cases
 
 
+def toxicity_cases() -> list[dict[str, Any]]:
+    """The shipped prompts only: the suite has no hub source (its prompts are the project's, RealToxicityPrompts-style)."""
+    rows = read_rows("toxicity_prompts.jsonl")
+    return [case("toxicity_prompts", "test_toxicity.py", "toxicity_prompts", "real_toxicity_prompts_scenario.RealToxicityPromptsScenario",
+                 {"test": "test"}, toxicity_files(rows), edition="offline", data="toxicity_prompts.jsonl",
+                 data_sha256=sha256("toxicity_prompts.jsonl"))]
+
+
 def truthfulqa_cases() -> list[dict[str, Any]]:
     rows = read_rows("truthfulqa.jsonl")  # no id, no split: HELM's split is by position, on both sources
     splits = {"train": "train", "validation": "valid"}
@@ -277,18 +326,17 @@ def truthfulqa_cases() -> list[dict[str, Any]]:
     ]
 
 
+SUMMARIZATION_ARGUMENTS = {"sampling_min_length": 50, "sampling_max_length": 150, "doc_max_length": 512}
+"""As HELM's get_xsum_summarization_spec and get_cnndm_summarization_spec pass them."""
 PENDING = "HELM 0.5.16 has the class; no case yet (its download layout is not written by this section yet)"
 NOT_COVERED: dict[str, str] = {
     "test_civil_comments.py": PENDING,
-    "test_cnn_dailymail.py": PENDING,
     "test_language_modeling.py": PENDING,
     "test_msmarco.py": PENDING,
     "test_narrative_qa.py": PENDING,
     "test_natural_qa.py": PENDING,
     "test_quac.py": PENDING,
     "test_raft.py": PENDING,
-    "test_toxicity.py": PENDING,
-    "test_xsum.py": PENDING,
     "test_bbq.py": PENDING,
     "test_dyck.py": PENDING,
     "test_memorisation.py": PENDING,
@@ -315,6 +363,16 @@ def all_cases() -> list[dict[str, Any]]:
         *editions("imdb", "test_imdb.py", "imdb", "imdb_scenario.IMDBScenario", "imdb.jsonl",
                   {"train": "train", "test": "valid"}, imdb_files,
                   ("stanfordnlp/imdb", None, {"train": "train", "test": "test"}), IMDB_HUB),
+        *editions("xsum", "test_xsum.py", "xsum", "summarization_scenario.SummarizationScenario", "xsum.jsonl",
+                  {"train": "train", "validation": "valid", "test": "test"}, summarization_pickles("xsum", ("document", "summary")),
+                  ("EdinburghNLP/xsum", None, {"train": "train", "validation": "validation", "test": "test"}), XSUM_HUB,
+                  drop=("split",), arguments=SUMMARIZATION_ARGUMENTS | {"dataset_name": "xsum"}),
+        *editions("cnn_dailymail", "test_cnn_dailymail.py", "cnn_dailymail", "summarization_scenario.SummarizationScenario",
+                  "cnn_dailymail.jsonl", {"train": "train", "validation": "valid", "test": "test"},
+                  summarization_pickles("cnndm", ("article", "highlights")),
+                  ("abisee/cnn_dailymail", "3.0.0", {"train": "train", "validation": "validation", "test": "test"}), CNN_HUB,
+                  drop=("split",), arguments=SUMMARIZATION_ARGUMENTS | {"dataset_name": "cnn-dm"}),
+        *toxicity_cases(),
     ]
 
 

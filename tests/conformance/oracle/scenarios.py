@@ -10,6 +10,7 @@ The case goes into the golden without its files (they follow from the rows, and 
 from __future__ import annotations
 
 import importlib
+import pickle
 import sys
 import tempfile
 from pathlib import Path
@@ -54,10 +55,13 @@ def helm_instances(case: dict[str, Any]) -> list[dict[str, Any]]:
     fresh_process_state()
     cls = getattr(importlib.import_module(spec["module"]), spec["name"])
     with tempfile.TemporaryDirectory() as output_path:
-        for relative, text in case["files"].items():
+        for relative, content in case["files"].items():
             target = Path(output_path) / relative
             target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_text(text, encoding="utf-8")
+            if isinstance(content, str):
+                target.write_text(content, encoding="utf-8")
+            else:  # HELM's summarisation sources are pickled dicts
+                target.write_bytes(pickle.dumps(content))
         instances = cls(**spec["arguments"]).get_instances(output_path)
     if any(instance.id is None for instance in instances):  # HELM's runner, helm/benchmark/runner.py
         instances = with_instance_ids(instances)
