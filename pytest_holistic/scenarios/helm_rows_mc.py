@@ -332,14 +332,14 @@ def held_out_indices(count: int, test_size: float = 0.8, seed: int = 42) -> tupl
 
 
 def _held_out(test_size: float, seed: int, instances: list[Instance]) -> list[Instance]:
-    _, test = held_out_indices(len(instances), test_size, seed)
-    held = set(test)
-    return [replace(instance, split="test" if k in held else "train") for k, instance in enumerate(instances)]
+    train, test = held_out_indices(len(instances), test_size, seed)
+    return [replace(instances[k], split="train") for k in train] + [replace(instances[k], split="test") for k in test]
 
 
 def held_out_split(source: Source, *, test_size: float = 0.8, seed: int = 42) -> Reshaped:
     """HELM's RAFT split of a labelled set: ``ceil(test_size * n)`` rows drawn with ``seed`` become ``test``, the rest
-    ``train`` (the few-shot pool). Row order is kept; the split depends only on the row positions."""
+    ``train`` (the few-shot pool), in HELM's order: the train rows, then the test rows, each in the drawn order (the
+    order of ``train_test_split``'s two datasets, which HELM numbers). The split depends only on the row positions."""
     note = f"HELM RAFT held-out split: train_test_split(test_size={test_size}, seed={seed}) of the labelled rows"
     return Reshaped(source, partial(_held_out, test_size, seed), note)
 

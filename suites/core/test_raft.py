@@ -22,6 +22,7 @@ from collections.abc import Callable
 import pytest
 
 from pytest_holistic import Fields, Scenario, hf, jsonl, metrics
+from pytest_holistic.scenarios.helm_ids import HelmIds
 from pytest_holistic.scenarios.helm_rows_mc import RAFT_SUBSETS, held_out_split, raft_labels, raft_prepare
 
 pytestmark = [pytest.mark.helm_core, pytest.mark.text_classification]
@@ -74,6 +75,7 @@ def raft_scenario(subset: str) -> Scenario:
         hub=held_out_split(hub),
         split="test",
         train_split="train",
+        helm=HelmIds(("train", "test")),  # held_out_split gives HELM's order: the drawn train rows, then the test rows
     )
 
 

@@ -28,7 +28,8 @@ CASES = GOLDEN["cases"]
 
 
 def case_id(case: dict[str, Any]) -> str:
-    return "-".join(str(part) for part in (case["scenario"], case.get("group"), case["edition"]) if part)
+    parts = (case["scenario"], case.get("group"), *case.get("call", []), case["edition"])
+    return "-".join(str(part) for part in parts if part)
 
 
 def suite_scenario(case: dict[str, Any]) -> Scenario:
@@ -38,6 +39,8 @@ def suite_scenario(case: dict[str, Any]) -> Scenario:
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     found = getattr(module, case["attribute"])
+    if "call" in case:  # a suite that builds one scenario per subset (RAFT)
+        found = found(*case["call"])
     assert isinstance(found, Scenario)
     return found
 

@@ -23,7 +23,10 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from pytest_holistic.scenarios.helm_rows_mc import RAFT_SUBSETS
+
 ROOT = Path(__file__).resolve().parents[3]
+RAFT = tuple(RAFT_SUBSETS)
 DATA = ROOT / "suites" / "core" / "data"
 SCENARIOS = "helm.benchmark.scenarios."
 
@@ -220,6 +223,31 @@ def toxicity_files(rows: list[Row]) -> Files:
     return {"data/prompts.jsonl": jsonl({"prompt": {"text": row["input"], "toxicity": None}, "challenging": row["challenging"]} for row in rows)}
 
 
+# --- RAFT: datasets.load_dataset("ought/raft", subset, split="train") and data/prompt_construction_settings.json ----------
+
+
+def raft_case(subset: str) -> dict[str, Any]:
+    """The shipped rows split by ``datasets``' own ``train_test_split`` (run here, where datasets is installed); the oracle's
+    ``load_dataset`` hands HELM's class a dataset whose ``train_test_split`` returns exactly these two parts.
+
+    The field order and the label names are the project's (RAFT_SUBSETS): HELM downloads its field order and the hub
+    parquet carries the names, neither of which is here; the case checks the rest of HELM's reading.
+    """
+    import datasets
+
+    data = f"raft/{subset}.jsonl"
+    rows = read_rows(data)
+    parts = datasets.Dataset.from_list(rows).train_test_split(test_size=0.8, seed=42)
+    settings = [{subset: list(RAFT_SUBSETS[subset].fields)}, {subset: ""}]
+    return case(
+        "raft", "test_raft.py", "raft_scenario", "raft_scenario.RAFTScenario", {"train": "train", "test": "test"},
+        {"data/prompt_construction_settings.json": "\n".join(json.dumps(part) for part in settings)},
+        edition="offline", data=data, data_sha256=sha256(data), call=[subset], arguments={"subset": subset},
+        raft={"names": ["Unlabeled", *RAFT_SUBSETS[subset].labels], "test_size": 0.8, "seed": 42,
+              "train": parts["train"].to_list(), "test": parts["test"].to_list()},
+    )
+
+
 # --- the cases ---------------------------------------------------------------------------------------------------------
 
 
@@ -336,7 +364,6 @@ NOT_COVERED: dict[str, str] = {
     "test_narrative_qa.py": PENDING,
     "test_natural_qa.py": PENDING,
     "test_quac.py": PENDING,
-    "test_raft.py": PENDING,
     "test_bbq.py": PENDING,
     "test_dyck.py": PENDING,
     "test_memorisation.py": PENDING,
@@ -373,6 +400,7 @@ def all_cases() -> list[dict[str, Any]]:
                   ("abisee/cnn_dailymail", "3.0.0", {"train": "train", "validation": "validation", "test": "test"}), CNN_HUB,
                   drop=("split",), arguments=SUMMARIZATION_ARGUMENTS | {"dataset_name": "cnn-dm"}),
         *toxicity_cases(),
+        *(raft_case(subset) for subset in RAFT),
     ]
 
 
