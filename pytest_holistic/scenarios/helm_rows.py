@@ -14,7 +14,9 @@ Facts carried over (HELM, stanford-crfm/helm, src/helm/benchmark/scenarios/):
   HELM) and tags removed; the question is ``capitalize()``d and
   gets a ``?``; the context is the long answer of one randomly chosen short answer; a train instance keeps that one
   short answer, a valid instance all distinct short answers.
-* narrativeqa_scenario.py: the summary and the question, stripped, the question ending in ``?``; both answers correct.
+* narrativeqa_scenario.py: the summary and the question, stripped, the question ending in ``?``; both answers correct;
+  one question per document, drawn with ``random.choice`` from one ``random.seed(0)`` stream over the documents in
+  order of first appearance, train, then valid, then test (``one_question_per_document``).
 * quac_scenario.py: title, background, section title and the section text without its trailing `` CANNOTANSWER``;
   a stopping turn ``k = randint(3, turns) - 1``; the turns before ``k - 1`` with their original answers as history
   (HELM's loop stops one turn short of ``k``, so turn ``k - 1`` is never shown; kept as HELM has it); the distinct
@@ -32,7 +34,12 @@ import html
 import random
 import re
 from collections.abc import Mapping, Sequence
+from functools import partial
 from typing import Any
+
+from .helm_rows_mc import Reshaped
+from .instance import Instance
+from .loaders import Source
 
 _TAG = re.compile("<([^>]*)>")
 NQ_UNANSWERED = "unanswered"
@@ -160,7 +167,30 @@ def narrative_qa_row(row: Mapping[str, Any]) -> dict[str, Any]:
         raise ValueError("question.text is empty")
     if not answers:
         raise ValueError("answers is empty; NarrativeQA gives two answers per question")
-    return {**_carried(row), "summary": summary, "question": _question(question), "references": answers}
+    document = f"{DOCUMENT_TAG}{field(row, 'document.id')}"
+    return {**_carried(row), "summary": summary, "question": _question(question), "references": answers, "tags": [document]}
+
+
+DOCUMENT_TAG = "document:"
+"""A NarrativeQA instance's tag naming its document, which HELM's one-question-per-document draw groups by."""
+
+
+def _one_per_document(splits: Sequence[str], instances: list[Instance]) -> list[Instance]:
+    draw = random.Random(0)
+    chosen: list[Instance] = []
+    for split in splits:
+        documents: dict[str, list[Instance]] = {}
+        for instance in instances:
+            if instance.split == split:
+                tag = next((tag for tag in instance.tags if tag.startswith(DOCUMENT_TAG)), instance.id)
+                documents.setdefault(tag, []).append(instance)
+        chosen += [draw.choice(questions) for questions in documents.values()]
+    return chosen
+
+
+def one_question_per_document(source: Source, splits: Sequence[str] = ("train", "valid", "test")) -> Reshaped:
+    """HELM's NarrativeQA draw: one question per document and split, in HELM's order (see the module docstring)."""
+    return Reshaped(source, partial(_one_per_document, tuple(splits)), "HELM's draw: one question per document, random.seed(0)")
 
 
 # --- QuAC ------------------------------------------------------------------------------------------------------------

@@ -3,8 +3,8 @@
 HELM (stanford-crfm/helm, run_specs/lite_run_specs.py ``get_narrativeqa_spec``, scenarios/narrativeqa_scenario.py)
 uses the summaries-only setting: ``Passage: <summary>\\nQuestion: <question>?\\nAnswer:``, both human answers correct;
 generation, 5 shots, ``max_tokens=100`` ("max 30 words"), stop at a newline; metrics exact match, quasi exact match,
-F1, ROUGE-L, BLEU-1 and BLEU-4 (``get_open_ended_generation_metric_specs``); test split. HELM samples one question per
-document; the hub source here keeps every question (``--holistic-max-instances`` samples instead).
+F1, ROUGE-L, BLEU-1 and BLEU-4 (``get_open_ended_generation_metric_specs``); test split. As HELM, one question per
+document and split is drawn (``one_question_per_document``: HELM's ``random.seed(0)`` draw, in HELM's order).
 
 The hub source is ``deepmind/narrativeqa`` (no revision pinned: no commit of it could be verified in public code).
 The shipped data/narrative_qa.jsonl holds 20 stories written for this project (5 train, 15 test) in the hub's row
@@ -14,7 +14,8 @@ schema (``document.summary.text``, ``question.text``, ``answers[].text``), each 
 import pytest
 
 from pytest_holistic import Fields, Scenario, hf, jsonl, metrics
-from pytest_holistic.scenarios.helm_rows import narrative_qa_row
+from pytest_holistic.scenarios.helm_ids import HelmIds
+from pytest_holistic.scenarios.helm_rows import narrative_qa_row, one_question_per_document
 
 pytestmark = [pytest.mark.helm_core, pytest.mark.question_answering]
 
@@ -23,10 +24,11 @@ FIELDS = Fields(input="{summary}\nQuestion: {question}", prepare=narrative_qa_ro
 HUB = hf("deepmind/narrativeqa", splits={"train": "train", "validation": "valid", "test": "test"}, fields=FIELDS)
 narrative_qa = Scenario(
     "narrative_qa",
-    local=jsonl("data/narrative_qa.jsonl", FIELDS),
-    hub=HUB,
+    local=one_question_per_document(jsonl("data/narrative_qa.jsonl", FIELDS)),
+    hub=one_question_per_document(HUB),
     split="test",
     train_split="train",
+    helm=HelmIds(("train", "valid", "test")),
 )
 
 

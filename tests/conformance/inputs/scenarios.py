@@ -248,6 +248,44 @@ def raft_case(subset: str) -> dict[str, Any]:
     )
 
 
+# --- NarrativeQA: narrativeqa-master/qaps.csv and third_party/wikipedia/summaries.csv ----------------------------------
+
+
+def narrative_qa_files(split_rows: dict[str, list[Row]]) -> Files:
+    summaries = [["document_id", "set", "summary", "summary_tokenized"]]
+    qaps = [["document_id", "set", "question", "answer1", "answer2", "question_tokenized", "answer1_tokenized", "answer2_tokenized"]]
+    seen: set[str] = set()
+    for split, rows in split_rows.items():
+        for row in rows:
+            document = row["document"]
+            if document["id"] not in seen:
+                seen.add(document["id"])
+                summaries.append([document["id"], split, document["summary"]["text"], ""])
+            answers = [answer["text"] for answer in row["answers"]]
+            qaps.append([document["id"], split, row["question"]["text"], answers[0], answers[1], "", "", ""])
+    root = "data/narrativeqa-master/"
+    return {root + "qaps.csv": csv_text(qaps), root + "third_party/wikipedia/summaries.csv": csv_text(summaries)}
+
+
+def narrative_row(document: str, summary: str, question: str, answers: tuple[str, str]) -> Row:
+    return {
+        "document": {"id": document, "kind": "movie", "url": "", "file_size": 0, "word_count": 0, "start": "", "end": "",
+                     "summary": {"text": summary, "tokens": summary.split(), "url": "", "title": document}, "text": ""},
+        "question": {"text": question, "tokens": question.split()},
+        "answers": [{"text": text, "tokens": text.split()} for text in answers],
+    }
+
+
+NARRATIVE_QA_HUB = {  # documents with several questions, of which HELM draws one each
+    "train": [narrative_row("t1", "  A fox hides in a barn.\n", f"Question {n} about the fox ", ("a", "b")) for n in range(3)],
+    "validation": [narrative_row("v1", "An owl counts stars.", "What does the owl count?", ("Stars", "The stars"))],
+    "test": [
+        *(narrative_row("x1", "A cat naps in the sun.", f"Where does the cat nap, take {n}", ("In the sun", "Sun")) for n in range(4)),
+        *(narrative_row("x2", "A dog digs.", f"What does the dog do, take {n}?", ("Digs", "It digs")) for n in range(2)),
+    ],
+}
+
+
 # --- the cases ---------------------------------------------------------------------------------------------------------
 
 
@@ -361,7 +399,6 @@ NOT_COVERED: dict[str, str] = {
     "test_civil_comments.py": PENDING,
     "test_language_modeling.py": PENDING,
     "test_msmarco.py": PENDING,
-    "test_narrative_qa.py": PENDING,
     "test_natural_qa.py": PENDING,
     "test_quac.py": PENDING,
     "test_bbq.py": PENDING,
@@ -400,6 +437,9 @@ def all_cases() -> list[dict[str, Any]]:
                   ("abisee/cnn_dailymail", "3.0.0", {"train": "train", "validation": "validation", "test": "test"}), CNN_HUB,
                   drop=("split",), arguments=SUMMARIZATION_ARGUMENTS | {"dataset_name": "cnn-dm"}),
         *toxicity_cases(),
+        *editions("narrative_qa", "test_narrative_qa.py", "narrative_qa", "narrativeqa_scenario.NarrativeQAScenario",
+                  "narrative_qa.jsonl", {"train": "train", "valid": "valid", "test": "test"}, narrative_qa_files,
+                  ("deepmind/narrativeqa", None, {"train": "train", "validation": "valid", "test": "test"}), NARRATIVE_QA_HUB),
         *(raft_case(subset) for subset in RAFT),
     ]
 
