@@ -45,7 +45,7 @@ class Case:
     entry: str
     helm_scenario: str
     helm_files: Callable[[Sequence[Row]], dict[str, str]]
-    marker: Mapping[str, str] | None = None
+    extra: str | None = None
 
     def kept(self) -> list[dict[str, Any]]:
         """The offline edition's rows this case keeps, in the file's order."""
@@ -166,22 +166,31 @@ CASES: tuple[Case, ...] = (
     Case(
         "openbookqa",
         "test_openbookqa.py",
-        "test_openbookqa",
+        "test_openbookqa_calibrated",
         "openbookqa.jsonl",
         {"train": 4, "test": 5},
         "commonsense:dataset=openbookqa,method=multiple_choice_separate_calibrated",
         "openbookqa",
         _openbookqa,
-        # HELM's separate methods' adapter spec (run_specs/common_run_specs.py, get_multiple_choice_separate_adapter_spec)
-        marker={
-            "adapter": '"multiple_choice_separate_calibrated"',
-            "instructions": '""',
-            "input_prefix": '""',
-            "input_suffix": '""',
-            "output_prefix": '" "',
-            "output_suffix": '""',
-            "max_train_instances": "0",
-        },
+        # HELM's adapter spec for the separate methods (adaptation/common_adapter_specs.py,
+        # get_multiple_choice_separate_adapter_spec), as the HellaSwag suite writes it for the original method.
+        extra="""
+
+@pytest.mark.holistic(
+    openbookqa,
+    adapter="multiple_choice_calibrated",
+    instructions="",
+    input_prefix="",
+    input_suffix="",
+    output_prefix=" ",
+    output_suffix="",
+    max_train_instances=0,
+    perturbations=False,
+    metrics=(*metrics.HELM_EXACT_MATCH, *metrics.CALIBRATION),
+)
+def test_openbookqa_calibrated(completion):
+    assert completion.text in completion.choices
+""",
     ),
     Case(
         "the_pile",

@@ -27,10 +27,22 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[2]
 GOLDEN = HERE.parent / "golden" / "runner.json"
-TABLE = HERE.parent / "golden" / "perturbations" / "correct_to_misspelling.json"
 SCHEMA = 1
 TIMED = ("inference_runtime", "batch_size", "inference_idealized_runtime", "inference_denoised_runtime", "training_")
 """Stats that measure this machine's time or cost (left out: they differ on every run)."""
+
+
+def write_misspellings(path: Path) -> Path:
+    """The project's whole misspelling table in HELM's ``correct_to_misspelling.json`` format, in the project's order.
+
+    HELM's misspelling step draws once per table word it finds, so both sides must read the same table in the same
+    order; the word lists' differences are the README's (``--holistic-word-lists``), not this comparison's.
+    """
+    from pytest_holistic.perturbations._tables import rows
+
+    table = {correct: wrong for correct, *wrong in rows("misspellings.tsv")}
+    path.write_text(json.dumps(table, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    return path
 
 
 def _perturbation(state: Mapping[str, Any]) -> str | None:
@@ -124,7 +136,8 @@ def main(argv: list[str] | None = None) -> int:
                 path.parent.mkdir(parents=True, exist_ok=True)
                 path.write_text(text, encoding="utf-8")
         entries = [f"{case.entry},model={HELM_MODEL}" for case in CASES]
-        subprocess.run([str(python), str(HERE / "oracle.py"), str(folder), str(output), str(TABLE), *entries], check=True, cwd=scratch)
+        table = write_misspellings(Path(scratch) / "correct_to_misspelling.json")
+        subprocess.run([str(python), str(HERE / "oracle.py"), str(folder), str(output), str(table), *entries], check=True, cwd=scratch)
         runs = {run.name: run for run in (output / "runs" / "golden").iterdir() if (run / "run_spec.json").exists()}
         cases = {}
         for case in CASES:

@@ -1,0 +1,227 @@
+"""pytest-holistic's whole run against HELM 0.5.16's whole ``helm-run``, instance by instance (``golden/runner.json``).
+
+The golden is what ``helm-run`` produced (``tests/conformance/runner/generate.py``: HELM's scenario classes reading
+the offline rows written where they download, its run specs, ``HuggingFaceClient`` and metrics) on a tiny GPT-2 that
+``runner/model.py`` builds deterministically. Here the same model is rebuilt, the core suite's own files run on the
+same rows in a pytest subprocess, and each record of ``report.json`` is matched with HELM's instance by
+``Instance.helm_id`` (The Pile's documents, which HELM numbers by position and the suite does not, by their text).
+
+Tolerances: texts and counts are compared exactly; a number both sides compute with the same arithmetic from the same
+answers within 1e-6. Log-probabilities come from the same torch and transformers on both sides, but HELM sends one
+request at a time and the project batches with padding, so a sum over a few hundred tokens may differ in its last
+digits: ``LOGPROB`` (absolute, per option's sum). The Pile's per-document log-probability is cut into windows
+differently by design (README, "Where we differ from HELM", ``language_modeling``): ``LM_RELATIVE``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.conformance.runner.cases import CASES, ROOT, Case
+from tests.conformance.runner.model import build, fingerprint
+
+GOLDEN = json.loads((Path(__file__).parent / "golden" / "runner.json").read_text(encoding="utf-8"))
+BY_NAME = {case.name: case for case in CASES}
+EXACT = 1e-6
+LOGPROB = 1e-4
+LM_RELATIVE = 5e-3
+ACCURACY = ("exact_match", "quasi_exact_match", "prefix_exact_match", "quasi_prefix_exact_match")
+
+pytestmark = pytest.mark.slow
+
+
+def _pairs() -> Iterator[tuple[str, str]]:
+    for name, case in sorted(GOLDEN["cases"].items()):
+        for key in case["instances"]:
+            yield name, key
+
+
+PAIRS = [pytest.param(name, key, id=f"{name}-{key}") for name, key in _pairs()]
+
+
+@pytest.fixture(scope="session")
+def runner_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The golden's model, rebuilt once per session; a rebuild that drifts stops every comparison with one message."""
+    folder = build(tmp_path_factory.mktemp("runner-model"))
+    assert fingerprint(folder) == GOLDEN["model"]["weights"], (
+        "the tiny model's weights differ from the ones the golden was made with "
+        f"(torch {GOLDEN['produced_by']['torch']}); regenerate with {GOLDEN['regenerate']}"
+    )
+    return folder
+
+
+@pytest.fixture(scope="session")
+def project_run(runner_model: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, dict[str, Any]]]:
+    """Every case's records from one pytest run of the core suite's files on the cases' rows, keyed like the golden."""
+    suite = tmp_path_factory.mktemp("runner-suite")
+    (suite / "data").mkdir()
+    targets = []
+    for case in CASES:
+        copy = suite / case.suite
+        if not copy.exists():
+            shutil.copyfile(ROOT / "suites" / "core" / case.suite, copy)
+        if case.extra:
+            copy.write_text(copy.read_text(encoding="utf-8") + case.extra, encoding="utf-8")
+        (suite / "data" / case.data).write_text("".join(json.dumps(row) + "\n" for row in case.kept()), encoding="utf-8")
+        targets.append(f"{case.suite}::{case.test}")
+    reports = tmp_path_factory.mktemp("runner-reports")
+    command = [
+        sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "-n", "0", "--model", str(runner_model),
+        "--holistic-report-dir", str(reports), "--holistic-no-cache", *targets,
+    ]  # fmt: skip
+    done = subprocess.run(command, cwd=suite, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    (report,) = reports.glob("*/latest/report.json")
+    payload = json.loads(report.read_text(encoding="utf-8"))
+    runs = {run["key"].split("::")[-1]: run for run in payload["runs"]}
+    out: dict[str, dict[str, Any]] = {}
+    for case in CASES:
+        run = runs[case.test]
+        golden = GOLDEN["cases"][case.name]["instances"]
+        by_text = {entry["input"]: entry["id"] for entry in golden.values() if entry["perturbation"] is None}
+        # The suites perturb by default; HELM's run entry asks for robustness only where the case names it.
+        kept = {None} | {entry["perturbation"] for entry in golden.values()}
+        records: dict[str, Any] = {"__run__": run}
+        for record in run["instances"]:
+            helm_id = record["instance"].get("helm_id") or by_text.get(record["instance"]["input"])
+            if record["perturbation"] not in kept or helm_id is None:
+                continue
+            records[helm_id + (f"@{record['perturbation']}" if record["perturbation"] else "")] = record
+        out[case.name] = records
+    return out
+
+
+@pytest.fixture(scope="session")
+def tokenizer(runner_model: Path) -> Any:
+    from transformers import AutoTokenizer
+
+    return AutoTokenizer.from_pretrained(str(runner_model))
+
+
+def _record(project_run: Mapping[str, Any], name: str, key: str) -> dict[str, Any]:
+    record = project_run[name].get(key)
+    assert record is not None, f"{name}: HELM's instance {key} has no pytest record with that helm_id"
+    return record
+
+
+def _method(name: str) -> str:
+    return GOLDEN["cases"][name]["adapter_spec"]["method"]
+
+
+@pytest.mark.parametrize("name", sorted(GOLDEN["cases"]))
+def test_same_instances(name: str, project_run: Mapping[str, Any]) -> None:
+    """HELM's run and pytest's evaluate the same instances and perturbed variants."""
+    ours = {key for key in project_run[name] if key != "__run__"}
+    assert ours == set(GOLDEN["cases"][name]["instances"])
+
+
+@pytest.mark.parametrize(("name", "key"), PAIRS)
+def test_instance_text(name: str, key: str, project_run: Mapping[str, Any]) -> None:
+    """The instance as HELM's scenario class built it from the same row, perturbed as HELM perturbed it."""
+    helm, record = GOLDEN["cases"][name]["instances"][key], _record(project_run, name, key)
+    assert record["instance"]["input"] == helm["input"]
+    references = [[ref["text"], ref["correct"]] for ref in record["instance"]["references"]]
+    if _method(name) == "generation":
+        # The project lists a yes/no task's other label as a wrong reference; HELM keeps only the correct one.
+        references = [ref for ref in references if ref[1]]
+    assert references == helm["references"]
+
+
+@pytest.mark.parametrize(("name", "key"), PAIRS)
+def test_prompt(name: str, key: str, project_run: Mapping[str, Any]) -> None:
+    """Every prompt HELM sent for the instance is the one pytest sent."""
+    helm, record = GOLDEN["cases"][name]["instances"][key], _record(project_run, name, key)
+    method = _method(name)
+    if method in ("generation", "multiple_choice_joint"):
+        (request,) = helm["requests"]
+        assert record["prompt"] == request["prompt"]
+    elif method.startswith("multiple_choice_separate"):
+        # The record keeps the context; each option's request appends the output prefix and the option.
+        prefix = GOLDEN["cases"][name]["adapter_spec"]["output_prefix"]
+        originals = [r["prompt"] for r in helm["requests"] if r["mode"] == "original"]
+        assert originals == [record["prompt"] + prefix + choice for choice in record["completion"]["choices"]]
+    else:  # language_modeling: one window holds the whole document; HELM's starts with the end-of-text token
+        (request,) = helm["requests"]
+        assert request["prompt"] == "<|endoftext|>" + record["prompt"]
+
+
+@pytest.mark.parametrize(("name", "key"), PAIRS)
+def test_answer(name: str, key: str, project_run: Mapping[str, Any], tokenizer: Any) -> None:
+    """The same answer: the generated text (HELM's metrics read it stripped, as the project records it), or per
+    option the same score (HELM's ``compute_logprob_and_length``: the last tokens of `` {option}``)."""
+    helm, record = GOLDEN["cases"][name]["instances"][key], _record(project_run, name, key)
+    method, completion = _method(name), record["completion"]
+    if method in ("generation", "multiple_choice_joint"):
+        (request,) = helm["requests"]
+        assert completion["text"] == request["text"].strip()
+        assert completion["tokens_out"] == len(request["token_logprobs"])
+    elif method.startswith("multiple_choice_separate"):
+        choices = completion["choices"]
+        lengths = [len(tokenizer.tokenize(f" {choice}")) for choice in choices]
+        by_mode = {(r["mode"], r["reference_index"]): r for r in helm["requests"]}
+        logprobs = [sum(by_mode["original", i]["token_logprobs"][-n:]) for i, n in enumerate(lengths)]
+        assert completion["choice_logprobs"] == pytest.approx(logprobs, abs=LOGPROB)
+        if method.endswith("calibrated"):
+            helm_scores = [lp - sum(by_mode["calibration", i]["token_logprobs"][-n:]) for i, (lp, n) in enumerate(zip(logprobs, lengths))]
+        else:
+            helm_scores = [lp / n for lp, n in zip(logprobs, lengths)]
+        assert completion["choice_scores"] == pytest.approx(helm_scores, abs=LOGPROB)
+    else:
+        (request,) = helm["requests"]
+        assert completion["logprob"] == pytest.approx(request["logprob"], rel=LM_RELATIVE)
+
+
+@pytest.mark.parametrize(("name", "key"), PAIRS)
+def test_instance_stats(name: str, key: str, project_run: Mapping[str, Any]) -> None:
+    """HELM's per-instance stats (accuracy, prompt length; for documents their bytes) are pytest's."""
+    helm, record = GOLDEN["cases"][name]["instances"][key], _record(project_run, name, key)
+    stats = {stat.split("/", 1)[1].split("@")[0]: value["mean"] for stat, value in helm["stats"].items()}
+    if _method(name) == "language_modeling":
+        assert record["completion"]["num_bytes"] == stats["num_bytes"]
+        return
+    compared = {metric: record["scores"][metric] for metric in ACCURACY if metric in stats}
+    assert compared == {metric: stats[metric] for metric in compared}
+    assert compared, f"HELM computed none of {ACCURACY}"
+    if _method(name) in ("generation", "multiple_choice_joint"):
+        assert record["completion"]["tokens_in"] == stats["num_prompt_tokens"]
+    else:  # the option chosen, and its probability among the options (HELM's softmax over the options' scores)
+        assert record["completion"]["predicted_index"] == stats["predicted_index"]
+        assert record["completion"]["probability"] == pytest.approx(stats["max_prob"], abs=LOGPROB)
+
+
+@pytest.mark.parametrize("name", sorted(GOLDEN["cases"]))
+def test_aggregates(name: str, project_run: Mapping[str, Any]) -> None:
+    """The run's accuracy, its worst case under robustness, and for documents bits per byte: HELM's numbers."""
+    case, metrics = GOLDEN["cases"][name], project_run[name]["__run__"]["metrics"]
+    split = next(iter(case["instances"].values()))["split"]
+    stats = {key: value["mean"] for key, value in case["stats"].items()}
+    if _method(name) == "language_modeling":
+        assert metrics["bits_per_byte"]["value"] == pytest.approx(stats[f"{split}/bits_per_byte"], rel=LM_RELATIVE)
+        return
+    compared = {}
+    for metric in ACCURACY:
+        if f"{split}/{metric}" not in stats:  # HELM's separate methods compute exact_match alone
+            continue
+        compared[metric] = (metrics[metric]["value"], stats[f"{split}/{metric}"])
+        robust = f"{split}/{metric}@robustness:worst"
+        if any(entry["perturbation"] for entry in case["instances"].values()):
+            compared[f"robustness.{metric}"] = (metrics[f"robustness.{metric}"]["value"], stats[robust])
+    assert "exact_match" in compared
+    wrong = {metric: pair for metric, pair in compared.items() if not math.isclose(*pair, abs_tol=EXACT)}
+    assert not wrong, f"(pytest, HELM): {wrong}"
+
+
+def test_golden_cases_are_the_runner_cases() -> None:
+    """The committed golden was made from the cases this test runs (a changed case needs a regenerated golden)."""
+    assert {name: (case["entry"], case["rows"]) for name, case in GOLDEN["cases"].items()} == {
+        case.name: (case.entry, {str(k): v for k, v in case.rows.items()}) for case in CASES
+    }
