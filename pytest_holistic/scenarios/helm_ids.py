@@ -25,7 +25,9 @@ class HelmIds:
 
     ``splits``: the project's split names in the order HELM's class emits them; instances of another split get no
     HELM id (HELM's class drops those rows). Within a split HELM keeps the rows' order, which is the load order.
-    ``per_group``: one HELM run per ``Instance.group`` (MMLU's subjects), each numbered from ``id0``.
+    ``per_group``: one HELM run per ``Instance.group`` (MMLU's subjects), each numbered from ``id0``; an instance
+    without a group is in no such run and gets no id.
+    ``by_split``: False when HELM's class keeps the file's order across splits (CivilComments' one CSV).
     ``answers``: within a split HELM's class emits the instances whose correct reference is ``answers[0]`` first, then
     ``answers[1]``... (IMDB reads the ``pos/`` folder, then ``neg/``); empty when it keeps the rows' order.
     ``shuffle_seed``: the class shuffles its whole list with ``random.seed(shuffle_seed)`` before returning it
@@ -36,6 +38,7 @@ class HelmIds:
     per_group: bool = False
     answers: tuple[str, ...] = ()
     shuffle_seed: int | None = None
+    by_split: bool = True
 
     def __post_init__(self) -> None:
         if not self.splits or len(set(self.splits)) != len(self.splits):
@@ -47,7 +50,7 @@ class HelmIds:
         rank = {split: position for position, split in enumerate(self.splits)}
         runs: dict[str | None, list[int]] = {}
         for index, instance in enumerate(loaded):
-            if instance.split in rank:
+            if instance.split in rank and not (self.per_group and instance.group is None):
                 runs.setdefault(instance.group if self.per_group else None, []).append(index)
         ids: dict[int, str] = {}
         for members in runs.values():
@@ -60,4 +63,4 @@ class HelmIds:
     def _key(self, rank: dict[str, int], instance: Instance) -> tuple[int, int]:
         answer = instance.correct_references[0] if instance.correct_references else None
         position = self.answers.index(answer) if answer in self.answers else len(self.answers)
-        return rank[instance.split], position
+        return (rank[instance.split] if self.by_split else 0), position

@@ -8,8 +8,8 @@ Facts carried over (HELM, stanford-crfm/helm, src/helm/benchmark/scenarios/):
 * imdb_scenario.py: the review is stripped (HELM reads each review file and strips it).
 * boolq_scenario.py: the question is stripped and ``capitalize()``d (the rest lower-cased) before its ``?``; a
   contrast question likewise.
-* natural_qa_scenario.py: only dev-set examples with at least one short answer; even/odd examples become
-  train/valid; a short answer and the long answer of its annotation are cut out of the page HTML by byte offsets,
+* natural_qa_scenario.py: only dev-set examples with at least one short answer; even/odd examples (by position
+  among those kept) become train/valid; a short answer and the long answer of its annotation are cut out of the page HTML by byte offsets,
   raw non-breaking-space bytes become spaces, then entities are unescaped (so ``&nbsp;`` stays U+00A0, as in
   HELM) and tags removed; the question is ``capitalize()``d and
   gets a ``?``; the context is the long answer of one randomly chosen short answer; a train instance keeps that one
@@ -24,8 +24,10 @@ Facts carried over (HELM, stanford-crfm/helm, src/helm/benchmark/scenarios/):
 Field names follow the hub datasets ``google-research-datasets/natural_questions``, ``deepmind/narrativeqa`` and
 ``allenai/quac`` (their dataset cards and the loading scripts formerly in huggingface/datasets).
 
-Where HELM draws with one global ``random.seed(0)`` over the file order, these functions draw from a generator
-seeded with the row's own id, so a row gives the same instance in any order and from either source.
+Where HELM draws with one global ``random.seed(0)`` over the file order (NaturalQuestions, QuAC), these functions
+draw from that one stream when the source is read under ``helm_stream`` (as the suites read them), and NaturalQuestions
+then splits by the row's position among the rows kept, as HELM does; called on its own, a function draws from a
+generator seeded with the row's own id and splits NaturalQuestions by the id's parity.
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ from functools import partial
 from typing import Any
 
 from .helm_rows_mc import Reshaped
+from .helm_stream import active
 from .instance import Instance
 from .loaders import Source
 
@@ -145,8 +148,13 @@ def natural_qa_row(row: Mapping[str, Any]) -> dict[str, Any]:
     capitalized = _question(question.capitalize())
     if not pairs:
         return {"id": example_id, "split": NQ_UNANSWERED, "question": capitalized, "passage": "", "references": []}
-    split = "train" if int(example_id) % 2 == 0 else "valid"
-    chosen, passage = pairs[_seeded("natural_qa", example_id).randrange(len(pairs))]
+    stream = active()
+    if stream is not None:  # HELM: even/odd position among the kept rows, then randint(0, n - 1) from its stream
+        split = "train" if stream.next_position() % 2 == 0 else "valid"
+        chosen, passage = pairs[stream.random.randint(0, len(pairs) - 1)]
+    else:
+        split = "train" if int(example_id) % 2 == 0 else "valid"
+        chosen, passage = pairs[_seeded("natural_qa", example_id).randrange(len(pairs))]
     answers = [chosen] if split == "train" else list(dict.fromkeys(answer for answer, _ in pairs))
     return {"id": example_id, "split": split, "question": capitalized, "passage": passage, "references": answers}
 
@@ -213,7 +221,8 @@ def quac_row(row: Mapping[str, Any]) -> dict[str, Any]:
     context = str(field(row, "context"))
     if context.endswith(" " + QUAC_CANNOT):
         context = context[: -len(QUAC_CANNOT) - 1]
-    k = _seeded("quac", dialogue).randint(3, len(questions)) - 1
+    stream = active()
+    k = (stream.random if stream is not None else _seeded("quac", dialogue)).randint(3, len(questions)) - 1
     parts = [
         f"Title: {field(row, 'wikipedia_page_title')}\n\n",
         f"Background: {field(row, 'background')}\n\n",

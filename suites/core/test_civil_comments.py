@@ -21,6 +21,7 @@ a group; a comment mentioning two demographics is evaluated once for each.
 import pytest
 
 from pytest_holistic import Fields, Scenario, hf, jsonl, metrics
+from pytest_holistic.scenarios.helm_ids import HelmIds
 from pytest_holistic.scenarios.helm_rows_mc import civil_comments_row, one_per_group
 
 pytestmark = [pytest.mark.helm_core, pytest.mark.toxicity_detection]
@@ -34,6 +35,8 @@ civil_comments = Scenario(
     hub=one_per_group(hf("csv", data_files={"train": WILDS_CSV}, splits={"train": "train"}, fields=FIELDS)),
     split="test",
     train_split="train",
+    # one HELM run per demographic, over the CSV's rows in file order whatever their split
+    helm=HelmIds(("train", "val", "test"), per_group=True, by_split=False),
 )
 
 

@@ -7,17 +7,21 @@ noun) and ``Question: <Question>?\\nAnswer:`` (mode ``closedbook``); generation,
 ("answers are at most 65 words"), stop at a newline; metrics exact match, quasi exact match and F1.
 
 The hub source reads the ``dev`` config of ``google-research-datasets/natural_questions`` (the dev set only, like
-HELM, instead of the 40+ GB default config); the row's parity of its example id stands in for HELM's alternation
-within each dev file, which hub rows do not preserve. No revision is pinned: no commit of the dataset repository
-that carries the ``dev`` config could be verified in public code. The shipped data/natural_qa.jsonl holds 20 examples
-written for this project (5 train, 15 valid) in the hub's row schema: a small HTML page per question with byte and
-token offsets, five-way-style annotations with long and short answers.
+HELM, instead of the 40+ GB default config). As HELM's class, both sources are read under one ``random.seed(0)``
+stream (``helm_stream``): the rows with a short answer alternate train, valid by position, and each draws its short
+answer in turn. HELM alternates within each of its five dev files; the hub's one dev split does not mark where a file
+ends, so the count runs on across them. No revision is pinned: no commit of the dataset repository that carries the
+``dev`` config could be verified in public code. The shipped data/natural_qa.jsonl holds 20 examples written for this
+project in the hub's row schema (a small HTML page per question with byte and token offsets, five-way-style
+annotations with long and short answers); by position they give 10 train and 10 valid instances.
 """
 
 import pytest
 
 from pytest_holistic import Fields, Scenario, hf, jsonl, metrics
+from pytest_holistic.scenarios.helm_ids import HelmIds
 from pytest_holistic.scenarios.helm_rows import natural_qa_row
+from pytest_holistic.scenarios.helm_stream import helm_stream
 from pytest_holistic.scenarios.loaders import HubSource
 
 pytestmark = [pytest.mark.helm_core, pytest.mark.question_answering]
@@ -52,10 +56,11 @@ def hub_source(fields: Fields) -> HubSource:
 def _natural_qa(name: str, fields: Fields) -> Scenario:
     return Scenario(
         name,
-        local=jsonl("data/natural_qa.jsonl", fields),
-        hub=hub_source(fields),
+        local=helm_stream(jsonl("data/natural_qa.jsonl", fields)),
+        hub=helm_stream(hub_source(fields)),
         split="valid",
         train_split="train",
+        helm=HelmIds(("train", "valid"), by_split=False),  # HELM keeps the file's order: even rows train, odd valid
     )
 
 

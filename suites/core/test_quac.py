@@ -16,7 +16,9 @@ this project (5 train, 15 valid) in the hub's row schema (``questions``, ``answe
 import pytest
 
 from pytest_holistic import Fields, Scenario, hf, jsonl, metrics
+from pytest_holistic.scenarios.helm_ids import HelmIds
 from pytest_holistic.scenarios.helm_rows import quac_row
+from pytest_holistic.scenarios.helm_stream import helm_stream
 
 pytestmark = [pytest.mark.helm_core, pytest.mark.question_answering]
 
@@ -25,10 +27,11 @@ FIELDS = Fields(input="prompt", prepare=quac_row)
 HUB = hf("allenai/quac", splits={"train": "train", "validation": "valid"}, fields=FIELDS)
 quac = Scenario(
     "quac",
-    local=jsonl("data/quac.jsonl", FIELDS),
-    hub=HUB,
+    local=helm_stream(jsonl("data/quac.jsonl", FIELDS)),  # HELM draws each stopping turn from one random.seed(0)
+    hub=helm_stream(HUB),
     split="valid",
     train_split="train",
+    helm=HelmIds(("train", "valid")),
 )
 
 

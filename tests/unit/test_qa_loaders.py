@@ -19,6 +19,7 @@ import pytest
 from pytest_holistic import jsonl
 from pytest_holistic.adaptation import SPEC_KEYS, Adapter, make_spec
 from pytest_holistic.errors import ScenarioError
+from pytest_holistic.scenarios.helm_stream import helm_stream
 from pytest_holistic.scenarios.instance import Instance
 
 SUITE = Path(__file__).resolve().parents[2] / "suites" / "core"
@@ -170,18 +171,20 @@ def test_natural_qa_train_keeps_one_short_answer(hub_folder: Path) -> None:
 def test_natural_qa_shipped_file(hub_folder: Path) -> None:
     nq = suite_module("test_natural_qa")
     loaded = nq.natural_qa_closedbook.load("local", base=SUITE)
-    assert (len(loaded.split("valid")), len(loaded.split("train"))) == (15, 5)
+    # HELM's rule: rows with a short answer alternate train, valid by position (20 rows: 10 and 10)
+    assert (len(loaded.split("valid")), len(loaded.split("train"))) == (10, 10)
+    assert [i.split for i in loaded.instances[:4]] == ["train", "valid", "train", "valid"]
     first = loaded.split("valid")[0]
-    assert (first.input, first.correct_references) == ("What gas do plants release during photosynthesis?", ("Oxygen",))
+    assert (first.input, first.correct_references) == ("What country is mount kilimanjaro in?", ("Tanzania",))
     water = next(i for i in loaded.split("valid") if "boil" in i.input)
     assert water.correct_references == ("100 degrees Celsius", "212 degrees Fahrenheit")
     opened = nq.natural_qa_openbook_longans.load("local", base=SUITE).split("valid")[0]
-    assert opened.input.startswith("Passage: Photosynthesis is the process by which green plants")
-    assert opened.input.endswith("comes from this process.\n\nQuestion: What gas do plants release during photosynthesis?")
+    assert opened.input.startswith("Passage: Mount Kilimanjaro is a dormant volcano in northeastern Tanzania")
+    assert opened.input.endswith("shrinking glaciers.\n\nQuestion: What country is mount kilimanjaro in?")
     # the same rows read as hub rows give the same instances
     write_nq_folder(hub_folder, [json.loads(line) for line in (SUITE / "data" / "natural_qa.jsonl").read_text().splitlines()])
     for scenario, fields in ((nq.natural_qa_closedbook, nq.CLOSED_BOOK), (nq.natural_qa_openbook_longans, nq.OPEN_BOOK)):
-        from_hub = list(dataclasses.replace(nq.hub_source(fields), name=str(hub_folder))())
+        from_hub = list(helm_stream(dataclasses.replace(nq.hub_source(fields), name=str(hub_folder)))())
         shipped = scenario.load("local", base=SUITE).instances
         assert [(i.id, *v) for i, v in zip(from_hub, view(from_hub))] == [(i.id, *v) for i, v in zip(shipped, view(shipped))]
 
@@ -327,7 +330,7 @@ def test_quac_shipped_file_matches_its_rows_read_as_hub_rows(hub_folder: Path) -
     for split, hub_split in (("train", "train"), ("valid", "validation")):
         hub_rows = [{k: v for k, v in r.items() if k != "split"} for r in rows if r["split"] == split]
         write_jsonl(hub_folder / f"{hub_split}.jsonl", hub_rows)
-    from_hub = list(dataclasses.replace(quac.HUB, name=str(hub_folder))())
+    from_hub = list(helm_stream(dataclasses.replace(quac.HUB, name=str(hub_folder)))())
     shipped = loaded.instances
     assert [(i.id, *v) for i, v in zip(from_hub, view(from_hub))] == [(i.id, *v) for i, v in zip(shipped, view(shipped))]
 

@@ -286,6 +286,94 @@ NARRATIVE_QA_HUB = {  # documents with several questions, of which HELM draws on
 }
 
 
+# --- CivilComments: wilds_civil_comments.csv (WILDS' all_data_with_identities.csv, an unnamed index column first) ------
+
+
+def civil_comments_cases() -> list[dict[str, Any]]:
+    """One case per demographic, as HELM runs it. Offline only: the hub source reads the same CSV schema by URL."""
+    from pytest_holistic.scenarios.helm_rows_mc import CIVIL_COMMENTS_DEMOGRAPHICS
+
+    data = "civil_comments.jsonl"
+    rows = read_rows(data)
+    columns = list(rows[0])
+    text = csv_text([["", *columns], *([index, *(row.get(column, "") for column in columns)] for index, row in enumerate(rows))])
+    present = [name for name in CIVIL_COMMENTS_DEMOGRAPHICS if any((row.get(name) or 0) >= 0.5 for row in rows)]
+    return [
+        case("civil_comments", "test_civil_comments.py", "civil_comments", "civil_comments_scenario.CivilCommentsScenario",
+             {"train": "train", "val": "valid", "test": "test"}, {"wilds_civil_comments.csv": text}, edition="offline",
+             data=data, data_sha256=sha256(data), group=demographic, arguments={"demographic": demographic})
+        for demographic in present
+    ]
+
+
+# --- QuAC: data/train.json and data/val.json (QuAC v0.2: dialogues as paragraphs of question-answer turns) -------------
+
+
+def quac_files(split_rows: dict[str, list[Row]]) -> Files:
+    def sample(row: Row) -> Row:
+        turns = [
+            {"question": question, "orig_answer": {"text": orig}, "answers": [{"text": text} for text in texts]}
+            for question, orig, texts in zip(row["questions"], row["orig_answers"]["texts"], row["answers"]["texts"])
+        ]
+        return {"title": row["wikipedia_page_title"], "background": row["background"], "section_title": row["section_title"],
+                "paragraphs": [{"context": row["context"], "qas": turns, "id": row["dialogue_id"]}]}
+
+    return {f"data/{name}.json": json.dumps({"data": [sample(row) for row in split_rows[split]]}, ensure_ascii=False)
+            for name, split in (("train", "train"), ("val", "valid"))}
+
+
+# --- NaturalQuestions: data/nq-dev-0{0..4}.jsonl.gz (the original NQ format), all rows in the first file -----------------
+
+
+def natural_qa_files(rows: list[Row]) -> Files:
+    def original(row: Row) -> Row:
+        tokens = row["document"]["tokens"]
+        annotations = row["annotations"]
+        return {
+            "example_id": int(row["id"]),
+            "document_title": row["document"]["title"],
+            "document_html": row["document"]["html"],
+            "document_tokens": [
+                {"token": token, "html_token": bool(is_html), "start_byte": start, "end_byte": end}
+                for token, is_html, start, end in zip(tokens["token"], tokens["is_html"], tokens["start_byte"], tokens["end_byte"])
+            ],
+            "question_text": row["question"]["text"],
+            "annotations": [
+                {"long_answer": long, "yes_no_answer": "NONE",
+                 "short_answers": [{"start_byte": s, "end_byte": e} for s, e in zip(short["start_byte"], short["end_byte"])]}
+                for long, short in zip(annotations["long_answer"], annotations["short_answers"])
+            ],
+        }
+
+    first = jsonl(map(original, rows))
+    return {f"data/nq-dev-{n:02d}.jsonl.gz": first if n == 0 else "" for n in range(5)}
+
+
+def natural_qa_cases() -> list[dict[str, Any]]:
+    """Both modes, offline and on hub rows; the hub rows add one example without a short answer, which HELM drops
+    before it counts positions (so the rows after it change split)."""
+    import copy
+
+    rows = read_rows("natural_qa.jsonl")
+    unanswered = copy.deepcopy(rows[3])
+    unanswered["id"] = "4000000001"
+    shorts = unanswered["annotations"]["short_answers"]
+    unanswered["annotations"]["short_answers"] = [{key: [] for key in short} for short in shorts]
+    hub_rows = {"validation": [*rows[:2], unanswered, *rows[2:]]}
+    splits = {"train": "train", "valid": "valid"}
+    cases = []
+    for mode, attribute in (("openbook_longans", "natural_qa_openbook_longans"), ("closedbook", "natural_qa_closedbook")):
+        common = {"arguments": {"mode": mode}}
+        helm = "natural_qa_scenario.NaturalQAScenario"
+        cases.append(case(f"natural_qa_{mode}", "test_natural_qa.py", attribute, helm, splits, natural_qa_files(rows),
+                          edition="offline", data="natural_qa.jsonl", data_sha256=sha256("natural_qa.jsonl"), **common))
+        cases.append(case(f"natural_qa_{mode}", "test_natural_qa.py", attribute, helm, splits,
+                          natural_qa_files(hub_rows["validation"]), edition="hub",
+                          hub={"name": "google-research-datasets/natural_questions", "config": "dev", "rows": hub_rows},
+                          **common))
+    return cases
+
+
 # --- the cases ---------------------------------------------------------------------------------------------------------
 
 
@@ -396,11 +484,8 @@ SUMMARIZATION_ARGUMENTS = {"sampling_min_length": 50, "sampling_max_length": 150
 """As HELM's get_xsum_summarization_spec and get_cnndm_summarization_spec pass them."""
 PENDING = "HELM 0.5.16 has the class; no case yet (its download layout is not written by this section yet)"
 NOT_COVERED: dict[str, str] = {
-    "test_civil_comments.py": PENDING,
     "test_language_modeling.py": PENDING,
     "test_msmarco.py": PENDING,
-    "test_natural_qa.py": PENDING,
-    "test_quac.py": PENDING,
     "test_bbq.py": PENDING,
     "test_dyck.py": PENDING,
     "test_memorisation.py": PENDING,
@@ -437,6 +522,10 @@ def all_cases() -> list[dict[str, Any]]:
                   ("abisee/cnn_dailymail", "3.0.0", {"train": "train", "validation": "validation", "test": "test"}), CNN_HUB,
                   drop=("split",), arguments=SUMMARIZATION_ARGUMENTS | {"dataset_name": "cnn-dm"}),
         *toxicity_cases(),
+        *editions("quac", "test_quac.py", "quac", "quac_scenario.QuACScenario", "quac.jsonl", {"train": "train", "valid": "valid"},
+                  quac_files, ("allenai/quac", None, {"train": "train", "validation": "valid"})),
+        *natural_qa_cases(),
+        *civil_comments_cases(),
         *editions("narrative_qa", "test_narrative_qa.py", "narrative_qa", "narrativeqa_scenario.NarrativeQAScenario",
                   "narrative_qa.jsonl", {"train": "train", "valid": "valid", "test": "test"}, narrative_qa_files,
                   ("deepmind/narrativeqa", None, {"train": "train", "validation": "valid", "test": "test"}), NARRATIVE_QA_HUB),

@@ -8,11 +8,18 @@ The case goes into the golden without its files (they follow from the rows, and 
 
 HELM's RAFT module reads ``ought/raft`` through ``datasets.load_dataset``; ``datasets`` (pyarrow and more) is not
 installed here, so a stand-in hands the class the shipped rows, split by the real ``datasets`` on the inputs side.
+HELM's CivilComments reads its CSV with ``pandas.read_csv(path, index_col=0)``, keeps ``df.loc[df[d] >= 0.5]`` and
+walks ``iterrows()``; pandas is not installed here (installed, it would be imported, and break, under the fmeval
+oracle's pyarrow stub), so a stand-in reads the CSV as pandas does for these columns: a column whose every filled
+cell is a number holds floats, an empty cell is NaN, any other column holds the text.
 """
 
 from __future__ import annotations
 
+import csv
+import gzip
 import importlib
+import math
 import pickle
 import sys
 import tempfile
@@ -65,6 +72,61 @@ def load_dataset(name: str, subset: str, split: str, **_: Any) -> Dataset:
     return Dataset(raft["train"] + raft["test"], raft)
 
 
+class Frame:
+    """The part of a pandas DataFrame HELM's CivilCommentsScenario uses."""
+
+    def __init__(self, index: list[str], rows: list[dict[str, Any]]) -> None:
+        self.index, self.rows = index, rows
+
+    def __getitem__(self, key: str | list[bool]) -> Any:
+        """``df[column]`` gives a column; ``df.loc[mask]`` (``loc`` is the frame itself) the rows the mask keeps."""
+        if isinstance(key, list):
+            return self.select(key)
+        return Column([row[key] for row in self.rows])
+
+    @property
+    def loc(self) -> Frame:
+        return self
+
+    def select(self, mask: list[bool]) -> Frame:
+        kept = [k for k, keep in enumerate(mask) if keep]
+        return Frame([self.index[k] for k in kept], [self.rows[k] for k in kept])
+
+    def iterrows(self) -> Any:
+        return zip(self.index, self.rows)
+
+
+class Column(list):  # type: ignore[type-arg]
+    def __ge__(self, other: float) -> list[bool]:  # type: ignore[override]
+        return [value >= other for value in self]
+
+
+def read_csv(path: str, index_col: int) -> Frame:
+    with open(path, encoding="utf-8", newline="") as handle:
+        header, *lines = list(csv.reader(handle))
+    columns = [name for k, name in enumerate(header) if k != index_col]
+    cells = [[cell for k, cell in enumerate(line) if k != index_col] for line in lines]
+
+    def number(cell: str) -> bool:
+        try:
+            float(cell)
+        except ValueError:
+            return False
+        return True
+
+    numeric = {c for k, c in enumerate(columns) if all(number(line[k]) for line in cells if line[k] != "")}
+    rows = [
+        {c: (float(cell) if cell != "" else math.nan) if c in numeric else (cell if cell != "" else math.nan)
+         for c, cell in zip(columns, line)}
+        for line in cells
+    ]
+    return Frame([line[index_col] for line in lines], rows)
+
+
+pandas = types.ModuleType("pandas")
+pandas.read_csv = read_csv  # type: ignore[attr-defined]
+sys.modules.setdefault("pandas", pandas)
+
 datasets.Dataset = Dataset  # type: ignore[attr-defined]
 datasets.load_dataset = load_dataset  # type: ignore[attr-defined]
 
@@ -105,7 +167,9 @@ def helm_instances(case: dict[str, Any]) -> list[dict[str, Any]]:
         for relative, content in case["files"].items():
             target = Path(output_path) / relative
             target.parent.mkdir(parents=True, exist_ok=True)
-            if isinstance(content, str):
+            if isinstance(content, str) and relative.endswith(".gz"):  # NaturalQuestions' dev files
+                target.write_bytes(gzip.compress(content.encode("utf-8"), mtime=0))
+            elif isinstance(content, str):
                 target.write_text(content, encoding="utf-8")
             else:  # HELM's summarisation sources are pickled dicts
                 target.write_bytes(pickle.dumps(content))
