@@ -33,7 +33,9 @@ FIELDS = Fields(input="article", references="highlights", prepare=summarization_
 cnn_dailymail = Scenario(
     "cnn_dailymail",
     local=helm_train_rows(jsonl("data/cnn_dailymail.jsonl", FIELDS)),
-    hub=helm_train_rows(hf("abisee/cnn_dailymail", "3.0.0", splits={"train": "train", "validation": "validation", "test": "test"}, fields=FIELDS)),
+    hub=helm_train_rows(
+        hf("abisee/cnn_dailymail", "3.0.0", splits={"train": "train", "validation": "validation", "test": "test"}, fields=FIELDS)
+    ),
     split="test",
     helm=HelmIds(("train", "validation", "test")),
 )

@@ -28,7 +28,9 @@ FIELDS = Fields(input="document", references="summary", prepare=summarization_pr
 xsum = Scenario(
     "xsum",
     local=helm_train_rows(jsonl("data/xsum.jsonl", FIELDS), xsum=True),
-    hub=helm_train_rows(hf("EdinburghNLP/xsum", splits={"train": "train", "validation": "validation", "test": "test"}, fields=FIELDS), xsum=True),
+    hub=helm_train_rows(
+        hf("EdinburghNLP/xsum", splits={"train": "train", "validation": "validation", "test": "test"}, fields=FIELDS), xsum=True
+    ),
     split="test",
     helm=HelmIds(("train", "validation", "test")),
 )

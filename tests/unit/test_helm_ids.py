@@ -41,7 +41,10 @@ def test_a_split_named_twice_is_refused() -> None:
 
 
 def test_a_scenario_with_helm_ids_sets_them_and_keeps_its_own(tmp_path: Path) -> None:
-    rows = [{"id": "q1", "split": "validation", "input": "x", "references": ["y"]}, {"id": "q0", "split": "train", "input": "a", "references": ["b"]}]
+    rows = [
+        {"id": "q1", "split": "validation", "input": "x", "references": ["y"]},
+        {"id": "q0", "split": "train", "input": "a", "references": ["b"]},
+    ]
     (tmp_path / "rows.jsonl").write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
     scenario = Scenario("s", local=jsonl("rows.jsonl"), split="validation", helm=HelmIds(("train", "validation")))
     loaded = scenario.load("local", base=tmp_path).instances
@@ -50,7 +53,9 @@ def test_a_scenario_with_helm_ids_sets_them_and_keeps_its_own(tmp_path: Path) ->
 
 def test_a_contrast_edit_goes_through_prepare_as_its_row_does(tmp_path: Path) -> None:
     row = {"passage": "P", "question": "is it SO", "answer": True, "contrast": [{"question": "is it NOT so", "answer": False}]}
-    fields = Fields(input="{passage}\nQuestion: {question}?", labels={True: "Yes", False: "No"}, answer="answer", prepare=boolq_row)
+    fields = Fields(
+        input="{passage}\nQuestion: {question}?", labels={True: "Yes", False: "No"}, answer="answer", prepare=boolq_row
+    )
     instance = fields.to_instance(row, 0, "validation", "row")
     assert instance.input == "P\nQuestion: Is it so?"
     assert [contrast.input for contrast in instance.contrasts] == ["P\nQuestion: Is it not so?"]

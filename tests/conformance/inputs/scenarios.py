@@ -78,8 +78,10 @@ def boolq_files(split_rows: Mapping[str, list[Row]]) -> Files:
         for row in split_rows["validation"]
         if row.get("contrast")
     ]
-    plain = {split: [{k: row[k] for k in ("question", "title", "answer", "passage") if k in row} for row in rows]
-             for split, rows in split_rows.items()}
+    plain = {
+        split: [{k: row[k] for k in ("question", "title", "answer", "passage") if k in row} for row in rows]
+        for split, rows in split_rows.items()
+    }
     return {
         "data/train": jsonl(plain["train"]),
         "data/dev": jsonl(plain["validation"]),
@@ -89,13 +91,33 @@ def boolq_files(split_rows: Mapping[str, list[Row]]) -> Files:
 
 BOOLQ_HUB = {
     "train": [
-        {"question": "  Is the Great Barrier Reef visible from space ", "answer": True, "passage": "The Great Barrier Reef is the largest coral reef system in the world and can be seen from outer space."},
-        {"question": "does NASA still fly the space shuttle", "answer": False, "passage": "NASA retired the Space Shuttle in 2011 after thirty years of flights."},
+        {
+            "question": "  Is the Great Barrier Reef visible from space ",
+            "answer": True,
+            "passage": "The Great Barrier Reef is the largest coral reef system in the world and can be seen from outer space.",
+        },
+        {
+            "question": "does NASA still fly the space shuttle",
+            "answer": False,
+            "passage": "NASA retired the Space Shuttle in 2011 after thirty years of flights.",
+        },
     ],
     "validation": [
-        {"question": "is the UK part of the EU", "answer": False, "passage": "The United Kingdom left the European Union on 31 January 2020."},
-        {"question": "can an octopus change its colour", "answer": True, "passage": "Octopuses change colour with special skin cells called chromatophores."},
-        {"question": "Was Mozart born in Salzburg", "answer": True, "passage": "Wolfgang Amadeus Mozart was born in Salzburg in 1756."},
+        {
+            "question": "is the UK part of the EU",
+            "answer": False,
+            "passage": "The United Kingdom left the European Union on 31 January 2020.",
+        },
+        {
+            "question": "can an octopus change its colour",
+            "answer": True,
+            "passage": "Octopuses change colour with special skin cells called chromatophores.",
+        },
+        {
+            "question": "Was Mozart born in Salzburg",
+            "answer": True,
+            "passage": "Wolfgang Amadeus Mozart was born in Salzburg in 1756.",
+        },
     ],
 }
 
@@ -130,10 +152,15 @@ def hellaswag_files(split_rows: Mapping[str, list[Row]]) -> Files:
 def openbookqa_files(split_rows: Mapping[str, list[Row]]) -> Files:
     def helm_row(row: Row) -> Row:
         choices = [{"text": text, "label": label} for text, label in zip(row["choices"]["text"], row["choices"]["label"])]
-        return {"id": row.get("id", ""), "question": {"stem": row["question_stem"], "choices": choices}, "answerKey": row["answerKey"]}
+        return {
+            "id": row.get("id", ""),
+            "question": {"stem": row["question_stem"], "choices": choices},
+            "answerKey": row["answerKey"],
+        }
 
     return {
-        f"data/OpenBookQA-V1-Sep2018/Data/Main/{split}.jsonl": jsonl(map(helm_row, split_rows[split])) for split in ("train", "test")
+        f"data/OpenBookQA-V1-Sep2018/Data/Main/{split}.jsonl": jsonl(map(helm_row, split_rows[split]))
+        for split in ("train", "test")
     }
 
 
@@ -188,9 +215,12 @@ IMDB_HUB = {
 
 def summarization_pickles(tag: str, keys: tuple[str, str]) -> Callable[[dict[str, list[Row]]], Files]:
     def convert(split_rows: dict[str, list[Row]]) -> Files:
-        dataset = {split: [{key: row[key] for key in keys} for row in split_rows.get(split, [])]
-                   for split in ("train", "validation", "test")}
+        dataset = {
+            split: [{key: row[key] for key in keys} for row in split_rows.get(split, [])]
+            for split in ("train", "validation", "test")
+        }
         return {f"data/{tag}.pk": dataset}
+
     return convert
 
 
@@ -200,17 +230,33 @@ def long_text(words: int, start: str) -> str:
 
 XSUM_HUB = {
     "train": [
-        {"document": long_text(60, "Media playback is unsupported on your device\n"), "summary": "A noisy row that HELM drops from the train split today.", "id": "1"},
-        {"document": long_text(20, "Too short."), "summary": "A short row that HELM drops from the train split today.", "id": "2"},
-        {"document": long_text(70, "Kept:\nline  two."), "summary": "A row that HELM keeps as a\nfew-shot example here.", "id": "3"},
+        {
+            "document": long_text(60, "Media playback is unsupported on your device\n"),
+            "summary": "A noisy row that HELM drops from the train split today.",
+            "id": "1",
+        },
+        {
+            "document": long_text(20, "Too short."),
+            "summary": "A short row that HELM drops from the train split today.",
+            "id": "2",
+        },
+        {
+            "document": long_text(70, "Kept:\nline  two."),
+            "summary": "A row that HELM keeps as a\nfew-shot example here.",
+            "id": "3",
+        },
     ],
     "validation": [{"document": "A validation article.", "summary": "Its summary.", "id": "4"}],
-    "test": [{"document": "  First line.\n\nSecond   line.  ", "summary": "One\nsummary.", "id": "5"},
-             {"document": long_text(600, "Long:"), "summary": "Cut at 512 words.", "id": "6"}],
+    "test": [
+        {"document": "  First line.\n\nSecond   line.  ", "summary": "One\nsummary.", "id": "5"},
+        {"document": long_text(600, "Long:"), "summary": "Cut at 512 words.", "id": "6"},
+    ],
 }
 CNN_HUB = {
-    "train": [{"article": long_text(40, "Short"), "highlights": "One.\nTwo.", "id": "a"},
-              {"article": long_text(80, "Kept\n"), "highlights": "One.\nTwo.\nThree.", "id": "b"}],
+    "train": [
+        {"article": long_text(40, "Short"), "highlights": "One.\nTwo.", "id": "a"},
+        {"article": long_text(80, "Kept\n"), "highlights": "One.\nTwo.\nThree.", "id": "b"},
+    ],
     "validation": [{"article": "A validation article.", "highlights": "Its\nhighlights.", "id": "c"}],
     "test": [{"article": long_text(530, "Long\n"), "highlights": "First.\nSecond.", "id": "d"}],
 }
@@ -220,7 +266,11 @@ CNN_HUB = {
 
 
 def toxicity_files(rows: list[Row]) -> Files:
-    return {"data/prompts.jsonl": jsonl({"prompt": {"text": row["input"], "toxicity": None}, "challenging": row["challenging"]} for row in rows)}
+    return {
+        "data/prompts.jsonl": jsonl(
+            {"prompt": {"text": row["input"], "toxicity": None}, "challenging": row["challenging"]} for row in rows
+        )
+    }
 
 
 # --- RAFT: datasets.load_dataset("ought/raft", subset, split="train") and data/prompt_construction_settings.json ----------
@@ -240,11 +290,24 @@ def raft_case(subset: str) -> dict[str, Any]:
     parts = datasets.Dataset.from_list(rows).train_test_split(test_size=0.8, seed=42)
     settings = [{subset: list(RAFT_SUBSETS[subset].fields)}, {subset: ""}]
     return case(
-        "raft", "test_raft.py", "raft_scenario", "raft_scenario.RAFTScenario", {"train": "train", "test": "test"},
+        "raft",
+        "test_raft.py",
+        "raft_scenario",
+        "raft_scenario.RAFTScenario",
+        {"train": "train", "test": "test"},
         {"data/prompt_construction_settings.json": "\n".join(json.dumps(part) for part in settings)},
-        edition="offline", data=data, data_sha256=sha256(data), call=[subset], arguments={"subset": subset},
-        raft={"names": ["Unlabeled", *RAFT_SUBSETS[subset].labels], "test_size": 0.8, "seed": 42,
-              "train": parts["train"].to_list(), "test": parts["test"].to_list()},
+        edition="offline",
+        data=data,
+        data_sha256=sha256(data),
+        call=[subset],
+        arguments={"subset": subset},
+        raft={
+            "names": ["Unlabeled", *RAFT_SUBSETS[subset].labels],
+            "test_size": 0.8,
+            "seed": 42,
+            "train": parts["train"].to_list(),
+            "test": parts["test"].to_list(),
+        },
     )
 
 
@@ -253,7 +316,9 @@ def raft_case(subset: str) -> dict[str, Any]:
 
 def narrative_qa_files(split_rows: dict[str, list[Row]]) -> Files:
     summaries = [["document_id", "set", "summary", "summary_tokenized"]]
-    qaps = [["document_id", "set", "question", "answer1", "answer2", "question_tokenized", "answer1_tokenized", "answer2_tokenized"]]
+    qaps = [
+        ["document_id", "set", "question", "answer1", "answer2", "question_tokenized", "answer1_tokenized", "answer2_tokenized"]
+    ]
     seen: set[str] = set()
     for split, rows in split_rows.items():
         for row in rows:
@@ -269,8 +334,17 @@ def narrative_qa_files(split_rows: dict[str, list[Row]]) -> Files:
 
 def narrative_row(document: str, summary: str, question: str, answers: tuple[str, str]) -> Row:
     return {
-        "document": {"id": document, "kind": "movie", "url": "", "file_size": 0, "word_count": 0, "start": "", "end": "",
-                     "summary": {"text": summary, "tokens": summary.split(), "url": "", "title": document}, "text": ""},
+        "document": {
+            "id": document,
+            "kind": "movie",
+            "url": "",
+            "file_size": 0,
+            "word_count": 0,
+            "start": "",
+            "end": "",
+            "summary": {"text": summary, "tokens": summary.split(), "url": "", "title": document},
+            "text": "",
+        },
         "question": {"text": question, "tokens": question.split()},
         "answers": [{"text": text, "tokens": text.split()} for text in answers],
     }
@@ -280,7 +354,10 @@ NARRATIVE_QA_HUB = {  # documents with several questions, of which HELM draws on
     "train": [narrative_row("t1", "  A fox hides in a barn.\n", f"Question {n} about the fox ", ("a", "b")) for n in range(3)],
     "validation": [narrative_row("v1", "An owl counts stars.", "What does the owl count?", ("Stars", "The stars"))],
     "test": [
-        *(narrative_row("x1", "A cat naps in the sun.", f"Where does the cat nap, take {n}", ("In the sun", "Sun")) for n in range(4)),
+        *(
+            narrative_row("x1", "A cat naps in the sun.", f"Where does the cat nap, take {n}", ("In the sun", "Sun"))
+            for n in range(4)
+        ),
         *(narrative_row("x2", "A dog digs.", f"What does the dog do, take {n}?", ("Digs", "It digs")) for n in range(2)),
     ],
 }
@@ -299,9 +376,19 @@ def civil_comments_cases() -> list[dict[str, Any]]:
     text = csv_text([["", *columns], *([index, *(row.get(column, "") for column in columns)] for index, row in enumerate(rows))])
     present = [name for name in CIVIL_COMMENTS_DEMOGRAPHICS if any((row.get(name) or 0) >= 0.5 for row in rows)]
     return [
-        case("civil_comments", "test_civil_comments.py", "civil_comments", "civil_comments_scenario.CivilCommentsScenario",
-             {"train": "train", "val": "valid", "test": "test"}, {"wilds_civil_comments.csv": text}, edition="offline",
-             data=data, data_sha256=sha256(data), group=demographic, arguments={"demographic": demographic})
+        case(
+            "civil_comments",
+            "test_civil_comments.py",
+            "civil_comments",
+            "civil_comments_scenario.CivilCommentsScenario",
+            {"train": "train", "val": "valid", "test": "test"},
+            {"wilds_civil_comments.csv": text},
+            edition="offline",
+            data=data,
+            data_sha256=sha256(data),
+            group=demographic,
+            arguments={"demographic": demographic},
+        )
         for demographic in present
     ]
 
@@ -315,11 +402,17 @@ def quac_files(split_rows: dict[str, list[Row]]) -> Files:
             {"question": question, "orig_answer": {"text": orig}, "answers": [{"text": text} for text in texts]}
             for question, orig, texts in zip(row["questions"], row["orig_answers"]["texts"], row["answers"]["texts"])
         ]
-        return {"title": row["wikipedia_page_title"], "background": row["background"], "section_title": row["section_title"],
-                "paragraphs": [{"context": row["context"], "qas": turns, "id": row["dialogue_id"]}]}
+        return {
+            "title": row["wikipedia_page_title"],
+            "background": row["background"],
+            "section_title": row["section_title"],
+            "paragraphs": [{"context": row["context"], "qas": turns, "id": row["dialogue_id"]}],
+        }
 
-    return {f"data/{name}.json": json.dumps({"data": [sample(row) for row in split_rows[split]]}, ensure_ascii=False)
-            for name, split in (("train", "train"), ("val", "valid"))}
+    return {
+        f"data/{name}.json": json.dumps({"data": [sample(row) for row in split_rows[split]]}, ensure_ascii=False)
+        for name, split in (("train", "train"), ("val", "valid"))
+    }
 
 
 # --- NaturalQuestions: data/nq-dev-0{0..4}.jsonl.gz (the original NQ format), all rows in the first file -----------------
@@ -335,12 +428,17 @@ def natural_qa_files(rows: list[Row]) -> Files:
             "document_html": row["document"]["html"],
             "document_tokens": [
                 {"token": token, "html_token": bool(is_html), "start_byte": start, "end_byte": end}
-                for token, is_html, start, end in zip(tokens["token"], tokens["is_html"], tokens["start_byte"], tokens["end_byte"])
+                for token, is_html, start, end in zip(
+                    tokens["token"], tokens["is_html"], tokens["start_byte"], tokens["end_byte"]
+                )
             ],
             "question_text": row["question"]["text"],
             "annotations": [
-                {"long_answer": long, "yes_no_answer": "NONE",
-                 "short_answers": [{"start_byte": s, "end_byte": e} for s, e in zip(short["start_byte"], short["end_byte"])]}
+                {
+                    "long_answer": long,
+                    "yes_no_answer": "NONE",
+                    "short_answers": [{"start_byte": s, "end_byte": e} for s, e in zip(short["start_byte"], short["end_byte"])],
+                }
                 for long, short in zip(annotations["long_answer"], annotations["short_answers"])
             ],
         }
@@ -365,12 +463,33 @@ def natural_qa_cases() -> list[dict[str, Any]]:
     for mode, attribute in (("openbook_longans", "natural_qa_openbook_longans"), ("closedbook", "natural_qa_closedbook")):
         common = {"arguments": {"mode": mode}}
         helm = "natural_qa_scenario.NaturalQAScenario"
-        cases.append(case(f"natural_qa_{mode}", "test_natural_qa.py", attribute, helm, splits, natural_qa_files(rows),
-                          edition="offline", data="natural_qa.jsonl", data_sha256=sha256("natural_qa.jsonl"), **common))
-        cases.append(case(f"natural_qa_{mode}", "test_natural_qa.py", attribute, helm, splits,
-                          natural_qa_files(hub_rows["validation"]), edition="hub",
-                          hub={"name": "google-research-datasets/natural_questions", "config": "dev", "rows": hub_rows},
-                          **common))
+        cases.append(
+            case(
+                f"natural_qa_{mode}",
+                "test_natural_qa.py",
+                attribute,
+                helm,
+                splits,
+                natural_qa_files(rows),
+                edition="offline",
+                data="natural_qa.jsonl",
+                data_sha256=sha256("natural_qa.jsonl"),
+                **common,
+            )
+        )
+        cases.append(
+            case(
+                f"natural_qa_{mode}",
+                "test_natural_qa.py",
+                attribute,
+                helm,
+                splits,
+                natural_qa_files(hub_rows["validation"]),
+                edition="hub",
+                hub={"name": "google-research-datasets/natural_questions", "config": "dev", "rows": hub_rows},
+                **common,
+            )
+        )
     return cases
 
 
@@ -421,15 +540,36 @@ def editions(
     rows = by_split(read_rows(data), splits, drop)
     name, config, hub_splits = hub
     hub_rows = {  # the hub datasets carry no contrast sets (HELM reads those from allenai/contrast-sets)
-        hub_split: [*({k: v for k, v in row.items() if k != "contrast"} for row in rows[ours]), *(hub_extra or {}).get(hub_split, [])]
+        hub_split: [
+            *({k: v for k, v in row.items() if k != "contrast"} for row in rows[ours]),
+            *(hub_extra or {}).get(hub_split, []),
+        ]
         for hub_split, ours in hub_splits.items()
     }
     as_ours = {ours: hub_rows[hub_split] for hub_split, ours in hub_splits.items()}
     return [
-        case(scenario, suite, attribute, helm, splits, convert(rows), edition="offline", data=data, data_sha256=sha256(data), **extra),
         case(
-            scenario, suite, attribute, helm, splits, convert(as_ours), edition="hub",
-            hub={"name": name, "config": config, "rows": hub_rows}, **extra,
+            scenario,
+            suite,
+            attribute,
+            helm,
+            splits,
+            convert(rows),
+            edition="offline",
+            data=data,
+            data_sha256=sha256(data),
+            **extra,
+        ),
+        case(
+            scenario,
+            suite,
+            attribute,
+            helm,
+            splits,
+            convert(as_ours),
+            edition="hub",
+            hub={"name": name, "config": config, "rows": hub_rows},
+            **extra,
         ),
     ]
 
@@ -441,8 +581,12 @@ def mmlu_cases() -> list[dict[str, Any]]:
     found = by_split(rows, ("dev", "val", "test"))
     # the hub has a validation split, which HELM numbers between a subject's dev and test questions
     validation = [
-        {"question": f"Which of these is a {subject.replace('_', ' ')} question?", "subject": subject,
-         "choices": ["This one", "Not this", "Nor this", "None"], "answer": 0}
+        {
+            "question": f"Which of these is a {subject.replace('_', ' ')} question?",
+            "subject": subject,
+            "choices": ["This one", "Not this", "Nor this", "None"],
+            "answer": 0,
+        }
         for subject in subjects
     ]
     hub_rows = {"dev": found["dev"], "validation": validation, "test": found["test"]}
@@ -451,19 +595,54 @@ def mmlu_cases() -> list[dict[str, Any]]:
     for subject in subjects:
         helm = "mmlu_scenario.MMLUScenario"
         arguments = {"subject": subject}
-        cases.append(case("mmlu", "test_mmlu.py", "mmlu", helm, splits, mmlu_files(found, subject), edition="offline",
-                          data="mmlu.jsonl", data_sha256=sha256("mmlu.jsonl"), group=subject, arguments=arguments))
-        cases.append(case("mmlu", "test_mmlu.py", "mmlu", helm, splits, mmlu_files(hub_found, subject), edition="hub",
-                          hub={"name": "cais/mmlu", "config": "all", "rows": hub_rows}, group=subject, arguments=arguments))
+        cases.append(
+            case(
+                "mmlu",
+                "test_mmlu.py",
+                "mmlu",
+                helm,
+                splits,
+                mmlu_files(found, subject),
+                edition="offline",
+                data="mmlu.jsonl",
+                data_sha256=sha256("mmlu.jsonl"),
+                group=subject,
+                arguments=arguments,
+            )
+        )
+        cases.append(
+            case(
+                "mmlu",
+                "test_mmlu.py",
+                "mmlu",
+                helm,
+                splits,
+                mmlu_files(hub_found, subject),
+                edition="hub",
+                hub={"name": "cais/mmlu", "config": "all", "rows": hub_rows},
+                group=subject,
+                arguments=arguments,
+            )
+        )
     return cases
 
 
 def toxicity_cases() -> list[dict[str, Any]]:
     """The shipped prompts only: the suite has no hub source (its prompts are the project's, RealToxicityPrompts-style)."""
     rows = read_rows("toxicity_prompts.jsonl")
-    return [case("toxicity_prompts", "test_toxicity.py", "toxicity_prompts", "real_toxicity_prompts_scenario.RealToxicityPromptsScenario",
-                 {"test": "test"}, toxicity_files(rows), edition="offline", data="toxicity_prompts.jsonl",
-                 data_sha256=sha256("toxicity_prompts.jsonl"))]
+    return [
+        case(
+            "toxicity_prompts",
+            "test_toxicity.py",
+            "toxicity_prompts",
+            "real_toxicity_prompts_scenario.RealToxicityPromptsScenario",
+            {"test": "test"},
+            toxicity_files(rows),
+            edition="offline",
+            data="toxicity_prompts.jsonl",
+            data_sha256=sha256("toxicity_prompts.jsonl"),
+        )
+    ]
 
 
 def truthfulqa_cases() -> list[dict[str, Any]]:
@@ -473,62 +652,177 @@ def truthfulqa_cases() -> list[dict[str, Any]]:
     files = truthfulqa_files(rows)
     common = {"arguments": {"task": "mc_single"}}
     return [
-        case("truthful_qa", "test_truthfulqa.py", "truthfulqa", helm, splits, files, edition="offline",
-             data="truthfulqa.jsonl", data_sha256=sha256("truthfulqa.jsonl"), **common),
-        case("truthful_qa", "test_truthfulqa.py", "truthfulqa", helm, splits, files, edition="hub",
-             hub={"name": "truthfulqa/truthful_qa", "config": "multiple_choice", "rows": {"validation": rows}}, **common),
+        case(
+            "truthful_qa",
+            "test_truthfulqa.py",
+            "truthfulqa",
+            helm,
+            splits,
+            files,
+            edition="offline",
+            data="truthfulqa.jsonl",
+            data_sha256=sha256("truthfulqa.jsonl"),
+            **common,
+        ),
+        case(
+            "truthful_qa",
+            "test_truthfulqa.py",
+            "truthfulqa",
+            helm,
+            splits,
+            files,
+            edition="hub",
+            hub={"name": "truthfulqa/truthful_qa", "config": "multiple_choice", "rows": {"validation": rows}},
+            **common,
+        ),
     ]
 
 
 SUMMARIZATION_ARGUMENTS = {"sampling_min_length": 50, "sampling_max_length": 150, "doc_max_length": 512}
 """As HELM's get_xsum_summarization_spec and get_cnndm_summarization_spec pass them."""
-PENDING = "HELM 0.5.16 has the class; no case yet (its download layout is not written by this section yet)"
+
 NOT_COVERED: dict[str, str] = {
-    "test_language_modeling.py": PENDING,
-    "test_msmarco.py": PENDING,
-    "test_bbq.py": PENDING,
-    "test_dyck.py": PENDING,
-    "test_memorisation.py": PENDING,
-    "test_numeracy.py": PENDING,
-    "test_synthetic_reasoning.py": PENDING,
-    "test_bias.py": PENDING,
+    "test_msmarco.py": (
+        "HELM 0.5.16 has MSMARCOScenario, but it reads the MS MARCO passage-ranking files (collection.tsv, queries, "
+        "qrels, top-1000 runs) and shuffles document and query ids with random.Random(1885) over the whole collection; "
+        "the suite's rows are in the schema of microsoft/ms_marco v2.1 (the QnA release: a query with its own ten "
+        "passages), another layout of other data, so the same rows cannot be handed to both. Not compared; no helm_id."
+    ),
+    "test_language_modeling.py": (
+        "HELM 0.5.16 has ThePileScenario, one run per Pile subset, but after reading a subset it keeps only the "
+        "documents listed in EleutherAI's lm_perplexity test_subsample_indices/<subset>/group0.json, fetched from "
+        "GitHub with requests at run time, and numbers those; without that file neither the rows HELM evaluates nor "
+        "their ids follow from the hub rows. Not compared; no helm_id."
+    ),
+    "test_bbq.py": (
+        "HELM 0.5.16 has BBQScenario (the nyu-mll/BBQ files, shuffled with random.seed(0), the last 1000 as test); the "
+        "suite's BBQ rows come from this project's own templates (synthetic/bbq.py) with splits of its own, so HELM's "
+        "split and ids do not apply. Not compared in this section; no helm_id."
+    ),
+    "test_memorisation.py": (
+        "HELM 0.5.16 has CopyrightScenario (prefix -> continuation pairs from its own JSON files of books and code); "
+        "the suite cuts ten passages written for this project at seeded points (synthetic/memorisation.py), "
+        "so there are no rows both read. Not compared; no helm_id."
+    ),
+    "test_dyck.py": (
+        "HELM 0.5.16 generates DyckLanguageScenario's instances itself from its seed; the project's generator follows "
+        "HELM's procedure with its own draws and sizes (synthetic/dyck.py), so there are no rows both read. "
+        "Not compared; no helm_id."
+    ),
+    "test_numeracy.py": (
+        "HELM 0.5.16 generates NumeracyScenario's instances itself from its seed; the project's generator follows its "
+        "procedure with its own draws (synthetic/numeracy.py). Not compared; no helm_id."
+    ),
+    "test_synthetic_reasoning.py": (
+        "HELM 0.5.16 generates SyntheticReasoningScenario's instances itself from its seed and word lists; the "
+        "project's generator uses its own words and redraws ambiguous distractors (synthetic/reasoning.py). "
+        "Not compared; no helm_id."
+    ),
+    "test_bias.py": (
+        "HELM 0.5.16 has no scenario for these: its bias metrics run over other scenarios' generations, and the "
+        "stereotype pairs follow fmeval's prompt stereotyping; the prompts and pairs are this project's own."
+    ),
 }
-"""Core-suite scenarios without a case, and why (written into the golden as the oracle received them)."""
+"""Core-suite test files without a case, and why (written into the golden as the oracle received them)."""
 
 
 def all_cases() -> list[dict[str, Any]]:
     return [
-        *editions("boolq", "test_boolq.py", "boolq", "boolq_scenario.BoolQScenario", "boolq.jsonl",
-                  {"train": "train", "validation": "valid"}, boolq_files,
-                  ("google/boolq", None, {"train": "train", "validation": "validation"}), BOOLQ_HUB),
+        *editions(
+            "boolq",
+            "test_boolq.py",
+            "boolq",
+            "boolq_scenario.BoolQScenario",
+            "boolq.jsonl",
+            {"train": "train", "validation": "valid"},
+            boolq_files,
+            ("google/boolq", None, {"train": "train", "validation": "validation"}),
+            BOOLQ_HUB,
+        ),
         *mmlu_cases(),
-        *editions("hellaswag", "test_hellaswag.py", "hellaswag", "commonsense_scenario.HellaSwagScenario", "hellaswag.jsonl",
-                  {"train": "train", "val": "valid"}, hellaswag_files,
-                  ("Rowan/hellaswag", None, {"train": "train", "validation": "val"})),
-        *editions("openbookqa", "test_openbookqa.py", "openbookqa", "commonsense_scenario.OpenBookQA", "openbookqa.jsonl",
-                  {"train": "train", "test": "test"}, openbookqa_files,
-                  ("allenai/openbookqa", "main", {"train": "train", "test": "test"}), drop=("split",)),
+        *editions(
+            "hellaswag",
+            "test_hellaswag.py",
+            "hellaswag",
+            "commonsense_scenario.HellaSwagScenario",
+            "hellaswag.jsonl",
+            {"train": "train", "val": "valid"},
+            hellaswag_files,
+            ("Rowan/hellaswag", None, {"train": "train", "validation": "val"}),
+        ),
+        *editions(
+            "openbookqa",
+            "test_openbookqa.py",
+            "openbookqa",
+            "commonsense_scenario.OpenBookQA",
+            "openbookqa.jsonl",
+            {"train": "train", "test": "test"},
+            openbookqa_files,
+            ("allenai/openbookqa", "main", {"train": "train", "test": "test"}),
+            drop=("split",),
+        ),
         *truthfulqa_cases(),
-        *editions("imdb", "test_imdb.py", "imdb", "imdb_scenario.IMDBScenario", "imdb.jsonl",
-                  {"train": "train", "test": "valid"}, imdb_files,
-                  ("stanfordnlp/imdb", None, {"train": "train", "test": "test"}), IMDB_HUB),
-        *editions("xsum", "test_xsum.py", "xsum", "summarization_scenario.SummarizationScenario", "xsum.jsonl",
-                  {"train": "train", "validation": "valid", "test": "test"}, summarization_pickles("xsum", ("document", "summary")),
-                  ("EdinburghNLP/xsum", None, {"train": "train", "validation": "validation", "test": "test"}), XSUM_HUB,
-                  drop=("split",), arguments=SUMMARIZATION_ARGUMENTS | {"dataset_name": "xsum"}),
-        *editions("cnn_dailymail", "test_cnn_dailymail.py", "cnn_dailymail", "summarization_scenario.SummarizationScenario",
-                  "cnn_dailymail.jsonl", {"train": "train", "validation": "valid", "test": "test"},
-                  summarization_pickles("cnndm", ("article", "highlights")),
-                  ("abisee/cnn_dailymail", "3.0.0", {"train": "train", "validation": "validation", "test": "test"}), CNN_HUB,
-                  drop=("split",), arguments=SUMMARIZATION_ARGUMENTS | {"dataset_name": "cnn-dm"}),
+        *editions(
+            "imdb",
+            "test_imdb.py",
+            "imdb",
+            "imdb_scenario.IMDBScenario",
+            "imdb.jsonl",
+            {"train": "train", "test": "valid"},
+            imdb_files,
+            ("stanfordnlp/imdb", None, {"train": "train", "test": "test"}),
+            IMDB_HUB,
+        ),
+        *editions(
+            "xsum",
+            "test_xsum.py",
+            "xsum",
+            "summarization_scenario.SummarizationScenario",
+            "xsum.jsonl",
+            {"train": "train", "validation": "valid", "test": "test"},
+            summarization_pickles("xsum", ("document", "summary")),
+            ("EdinburghNLP/xsum", None, {"train": "train", "validation": "validation", "test": "test"}),
+            XSUM_HUB,
+            drop=("split",),
+            arguments=SUMMARIZATION_ARGUMENTS | {"dataset_name": "xsum"},
+        ),
+        *editions(
+            "cnn_dailymail",
+            "test_cnn_dailymail.py",
+            "cnn_dailymail",
+            "summarization_scenario.SummarizationScenario",
+            "cnn_dailymail.jsonl",
+            {"train": "train", "validation": "valid", "test": "test"},
+            summarization_pickles("cnndm", ("article", "highlights")),
+            ("abisee/cnn_dailymail", "3.0.0", {"train": "train", "validation": "validation", "test": "test"}),
+            CNN_HUB,
+            drop=("split",),
+            arguments=SUMMARIZATION_ARGUMENTS | {"dataset_name": "cnn-dm"},
+        ),
         *toxicity_cases(),
-        *editions("quac", "test_quac.py", "quac", "quac_scenario.QuACScenario", "quac.jsonl", {"train": "train", "valid": "valid"},
-                  quac_files, ("allenai/quac", None, {"train": "train", "validation": "valid"})),
+        *editions(
+            "quac",
+            "test_quac.py",
+            "quac",
+            "quac_scenario.QuACScenario",
+            "quac.jsonl",
+            {"train": "train", "valid": "valid"},
+            quac_files,
+            ("allenai/quac", None, {"train": "train", "validation": "valid"}),
+        ),
         *natural_qa_cases(),
         *civil_comments_cases(),
-        *editions("narrative_qa", "test_narrative_qa.py", "narrative_qa", "narrativeqa_scenario.NarrativeQAScenario",
-                  "narrative_qa.jsonl", {"train": "train", "valid": "valid", "test": "test"}, narrative_qa_files,
-                  ("deepmind/narrativeqa", None, {"train": "train", "validation": "valid", "test": "test"}), NARRATIVE_QA_HUB),
+        *editions(
+            "narrative_qa",
+            "test_narrative_qa.py",
+            "narrative_qa",
+            "narrativeqa_scenario.NarrativeQAScenario",
+            "narrative_qa.jsonl",
+            {"train": "train", "valid": "valid", "test": "test"},
+            narrative_qa_files,
+            ("deepmind/narrativeqa", None, {"train": "train", "validation": "valid", "test": "test"}),
+            NARRATIVE_QA_HUB,
+        ),
         *(raft_case(subset) for subset in RAFT),
     ]
 

@@ -116,8 +116,10 @@ def read_csv(path: str, index_col: int) -> Frame:
 
     numeric = {c for k, c in enumerate(columns) if all(number(line[k]) for line in cells if line[k] != "")}
     rows = [
-        {c: (float(cell) if cell != "" else math.nan) if c in numeric else (cell if cell != "" else math.nan)
-         for c, cell in zip(columns, line)}
+        {
+            c: (float(cell) if cell != "" else math.nan) if c in numeric else (cell if cell != "" else math.nan)
+            for c, cell in zip(columns, line)
+        }
         for line in cells
     ]
     return Frame([line[index_col] for line in lines], rows)
