@@ -76,7 +76,8 @@ def _boolq(rows: Sequence[Row]) -> dict[str, str]:
         return _jsonl([{"question": r["question"], "passage": r["passage"], "answer": r["answer"]} for r in _split(rows, split)])
 
     # boolq_perturbed.jsonl is one JSON object whose "data" list starts with a header entry HELM skips.
-    return {"data/train": triplets("train"), "data/dev": triplets("validation"), "data/boolq_perturbed.jsonl": json.dumps({"data": [{}]})}
+    contrast = json.dumps({"data": [{}]})
+    return {"data/train": triplets("train"), "data/dev": triplets("validation"), "data/boolq_perturbed.jsonl": contrast}
 
 
 def _mmlu(subject: str) -> Callable[[Sequence[Row]], dict[str, str]]:

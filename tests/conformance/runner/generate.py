@@ -137,13 +137,17 @@ def main(argv: list[str] | None = None) -> int:
                 path.write_text(text, encoding="utf-8")
         entries = [f"{case.entry},model={HELM_MODEL}" for case in CASES]
         table = write_misspellings(Path(scratch) / "correct_to_misspelling.json")
-        subprocess.run([str(python), str(HERE / "oracle.py"), str(folder), str(output), str(table), *entries], check=True, cwd=scratch)
-        runs = {run.name: run for run in (output / "runs" / "golden").iterdir() if (run / "run_spec.json").exists()}
+        oracle = [str(python), str(HERE / "oracle.py"), str(folder), str(output), str(table), *entries]
+        subprocess.run(oracle, check=True, cwd=scratch)
+        # HELM names a run folder from its spec's name plus the expanders' arguments; the run spec says which case it is.
+        runs = {
+            json.loads((run / "run_spec.json").read_text(encoding="utf-8"))["name"]: run
+            for run in (output / "runs" / "golden").iterdir()
+            if (run / "run_spec.json").exists()
+        }
         cases = {}
         for case in CASES:
-            # HELM names a run from its spec's name plus the expanders' arguments; the run spec file says which case it is.
-            (run,) = [run for run in runs.values() if json.loads((run / "run_spec.json").read_text())["name"].startswith(case.entry.split(":")[0])
-                      and _matches(case, json.loads((run / "run_spec.json").read_text())["name"])]
+            (run,) = [run for name, run in runs.items() if _matches(case, name)]
             cases[case.name] = {"entry": case.entry, "rows": {str(k): v for k, v in case.rows.items()}, **extract(run)}
         golden = {
             "schema": SCHEMA,
