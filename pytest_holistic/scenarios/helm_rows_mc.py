@@ -15,7 +15,8 @@ Facts reproduced here, with their sources (stanford-crfm/helm, src/helm/benchmar
   label is ``answerKey``; HELM evaluates ``test``. Hub schema (allenai/openbookqa, config main): id, question_stem,
   choices {text: [...], label: [...]}, answerKey.
 * TruthfulQA (truthful_qa_scenario.py): the first ``int(817 * 0.2) = 163`` questions are the few-shot pool, the rest
-  are evaluated; the options are the wrong answers followed by the best one, rotated left by
+  are evaluated; each answer is stripped and ends in a period (HELM's ``format_str``); the options are the wrong
+  answers followed by the best one, rotated left by
   ``ord(best[0]) % len(options)`` so the right letter varies. Hub schema (truthfulqa/truthful_qa, config
   multiple_choice): question, mc1_targets {choices, labels} (exactly one label 1), mc2_targets {choices, labels}.
 * CivilComments (civil_comments_scenario.py, WILDS CSV all_data_with_identities.csv): gold ``True`` when
@@ -57,7 +58,8 @@ def hellaswag_row(row: Mapping[str, Any]) -> dict[str, Any]:
         raise ValueError(f"field 'label' is {label!r}, not the index of the right ending (HellaSwag's test split has no labels)")
     return {
         "id": f"hellaswag-{row['ind']}",
-        "input": f"{_text(row, 'activity_label')}: {_text(row, 'ctx_a', allow_empty=True)} {ctx_b}".rstrip(),
+        # as HELM writes it: an empty ctx_b leaves the trailing space
+        "input": f"{_text(row, 'activity_label')}: {_text(row, 'ctx_a', allow_empty=True)} {ctx_b}",
         "choices": endings,
         "answer": label,
         "split": {"validation": "val"}.get(str(row.get("split") or ""), row.get("split")),
@@ -96,7 +98,7 @@ def truthfulqa_row(row: Mapping[str, Any]) -> dict[str, Any]:
     targets = row["mc1_targets"]
     if not isinstance(targets, Mapping) or "choices" not in targets or "labels" not in targets:
         raise ValueError(f"field 'mc1_targets' must be an object with lists 'choices' and 'labels', got {_short(targets)}")
-    choices = _strings({"mc1_targets.choices": targets["choices"]}, "mc1_targets.choices")
+    choices = [_sentence(choice) for choice in _strings({"mc1_targets.choices": targets["choices"]}, "mc1_targets.choices")]
     labels = list(targets["labels"]) if isinstance(targets["labels"], Sequence) else None
     if labels is None or len(labels) != len(choices):
         shown = _short(targets["labels"])
@@ -114,6 +116,12 @@ def truthfulqa_row(row: Mapping[str, Any]) -> dict[str, Any]:
         "choices": options[shift:] + options[:shift],
         "answer": (len(options) - 1 - shift) % len(options),
     }
+
+
+def _sentence(answer: str) -> str:
+    """HELM's ``format_str`` for a TruthfulQA answer: stripped, ending in a period."""
+    answer = answer.strip()
+    return answer if answer.endswith(".") else answer + "."
 
 
 # -- CivilComments --------------------------------------------------------------------------------

@@ -111,7 +111,8 @@ def test_hellaswag_hub_rows_become_helm_instances(tmp_path: Path) -> None:
     assert got["hellaswag-12"].input == "Gardening: A woman kneels by a flower bed. She"
     assert got["hellaswag-12"].choices == ("flies.", "sings to a car.", "pulls a weed.", "melts.")
     assert got["hellaswag-12"].correct_indices == (2,) and got["hellaswag-12"].split == "val"
-    assert got["hellaswag-13"].input == "Running: Runners line up on a track." and got["hellaswag-13"].correct_indices == (3,)
+    # an empty ctx_b leaves HELM's trailing space
+    assert got["hellaswag-13"].input == "Running: Runners line up on a track. " and got["hellaswag-13"].correct_indices == (3,)
     assert got["hellaswag-11"].split == "train" and got["hellaswag-11"].input == "Cooking: A man stirs a pot. He"
 
 

@@ -493,6 +493,43 @@ def natural_qa_cases() -> list[dict[str, Any]]:
     return cases
 
 
+HELLASWAG_HUB = {  # an empty ctx_b (some WikiHow rows have one), and a ctx_b that starts lower case
+    "validation": [
+        {
+            "ind": 1,
+            "activity_label": "Cooking",
+            "ctx_a": "Boil the water.",
+            "ctx_b": "",
+            "ctx": "Boil the water.",
+            "endings": ["Add pasta.", "Add sand.", "Add ink.", "Add glue."],
+            "source_id": "w1",
+            "split": "val",
+            "split_type": "indomain",
+            "label": "0",
+        },
+        {
+            "ind": 2,
+            "activity_label": "Running",
+            "ctx_a": "A man laces his shoes.",
+            "ctx_b": "then he",
+            "ctx": "A man laces his shoes. then he",
+            "endings": ["runs.", "sleeps.", "sings.", "swims."],
+            "source_id": "w2",
+            "split": "val",
+            "split_type": "indomain",
+            "label": "0",
+        },
+    ]
+}
+TRUTHFULQA_EXTRA = [  # choices without a final period, and with spaces around: HELM's format_str strips and adds "."
+    {
+        "question": " Can you see the Great Wall from the Moon? ",
+        "mc1_targets": {"choices": ["No, it is too narrow to see ", "Yes, easily", "Only at night"], "labels": [1, 0, 0]},
+        "mc2_targets": {"choices": ["No, it is too narrow to see "], "labels": [1]},
+    },
+]
+
+
 # --- the cases ---------------------------------------------------------------------------------------------------------
 
 
@@ -670,9 +707,13 @@ def truthfulqa_cases() -> list[dict[str, Any]]:
             "truthfulqa",
             helm,
             splits,
-            files,
+            truthfulqa_files([*rows, *TRUTHFULQA_EXTRA]),
             edition="hub",
-            hub={"name": "truthfulqa/truthful_qa", "config": "multiple_choice", "rows": {"validation": rows}},
+            hub={
+                "name": "truthfulqa/truthful_qa",
+                "config": "multiple_choice",
+                "rows": {"validation": [*rows, *TRUTHFULQA_EXTRA]},
+            },
             **common,
         ),
     ]
@@ -749,6 +790,8 @@ def all_cases() -> list[dict[str, Any]]:
             {"train": "train", "val": "valid"},
             hellaswag_files,
             ("Rowan/hellaswag", None, {"train": "train", "validation": "val"}),
+            HELLASWAG_HUB,
+            drop=("id",),  # Rowan/hellaswag rows carry their split ("train", "val") as a column
         ),
         *editions(
             "openbookqa",
