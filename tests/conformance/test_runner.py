@@ -80,7 +80,7 @@ def project_run(runner_model: Path, tmp_path_factory: pytest.TempPathFactory) ->
     reports = tmp_path_factory.mktemp("runner-reports")
     command = [
         sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "--model", str(runner_model),
-        "--holistic-report-dir", str(reports), "--holistic-no-cache", *targets,
+        "--holistic-report-dir", str(reports), "--holistic-no-cache", "--holistic-helm-shots", *targets,
     ]  # fmt: skip
     # A run of its own: nothing of this session's pytest (an xdist worker's variables, PYTEST_ADDOPTS) reaches it.
     ours = ("PYTEST_XDIST", "PYTEST_ADDOPTS", "PYTEST_CURRENT_TEST", "PYTEST_VERSION")

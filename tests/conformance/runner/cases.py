@@ -3,9 +3,8 @@
 Both runners read the same rows: a few of each offline edition's (``suites/core/data``), picked here. The pytest side
 runs a copy of the core suite's own file beside a ``data/`` folder holding only those rows; HELM's side finds the same
 rows pre-written in the files its scenario class would download (``ensure_file_downloaded`` skips a path that
-exists), laid out as HELM's sources have them. The run entries use HELM's run-spec functions unchanged, with the
-suites' offline in-context counts passed through HELM's own ``max_train_instances`` run expander, so both sides make
-the same run. Only facts of HELM's file layouts are carried over (scenario classes in
+exists), laid out as HELM's sources have them. The run entries use HELM's run-spec functions unchanged, at HELM's
+in-context counts, and so does the pytest run (``--holistic-helm-shots``): both sides make the same run. Only facts of HELM's file layouts are carried over (scenario classes in
 helm/benchmark/scenarios/, HELM 0.5.16).
 """
 
@@ -140,7 +139,7 @@ CASES: tuple[Case, ...] = (
         "test_boolq",
         "boolq.jsonl",
         {"train": 6, "validation": 5},
-        "boolq:max_train_instances=2,data_augmentation=robustness",
+        "boolq:data_augmentation=robustness",  # HELM's 5 in-context examples: pytest runs with --holistic-helm-shots
         "boolq",
         _boolq,
     ),

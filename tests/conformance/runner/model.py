@@ -1,10 +1,10 @@
 """The small model both runners load: ``tests/tiny_model.py``'s GPT-2, with a window long enough for few-shot prompts.
 
 HELM's ``--enable-local-huggingface-models`` names a local model ``huggingface/<folder name>`` and takes its window
-from the tokenizer's ``model_max_length``; 2048 positions hold the offline editions' few-shot prompts (about one
-token per 2-3 characters with this 320-token vocabulary, some 1,100 for BoolQ), so neither side shortens a prompt. The weights'
-fingerprint goes into the golden: a rebuild that drifts (another torch, another CPU kernel) says so before any
-number is compared.
+from the tokenizer's ``model_max_length``; 4096 positions hold the offline editions' few-shot prompts (about one
+token per 2-3 characters with this 320-token vocabulary: about 2,400 for BoolQ with HELM's five passages), so neither
+side shortens a prompt. The weights' fingerprint goes into the golden: a rebuild that drifts (another torch, another
+CPU kernel) says so before any number is compared.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from tests.tiny_model import build_tiny_gpt2
 NAME = "tiny-gpt2-runner"
 """The model folder's name; HELM calls the model ``huggingface/tiny-gpt2-runner``."""
 HELM_MODEL = f"huggingface/{NAME}"
-WINDOW = 2048
+WINDOW = 4096
 
 
 def build(parent: Path) -> Path:
