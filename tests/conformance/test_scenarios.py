@@ -19,12 +19,16 @@ from typing import Any
 import pytest
 
 from pytest_holistic.scenarios import Instance, Scenario
+from pytest_holistic.scenarios.bbq_tags import read_bbq_tags
+from pytest_holistic.scenarios.synthetic.bbq import bbq_instance
 from tests.conformance import golden
 from tests.conformance.inputs import scenarios as inputs
 
 SUITES = Path(__file__).resolve().parents[2] / "suites" / "core"
 GOLDEN = golden.load("scenarios")
-CASES = GOLDEN["cases"]
+CASES = [case for case in GOLDEN["cases"] if case["edition"] != "generated"]
+GENERATED = [case for case in GOLDEN["cases"] if case["edition"] == "generated"]
+LETTERS = "ABC"
 
 
 def case_id(case: dict[str, Any]) -> str:
@@ -112,8 +116,32 @@ def test_instances_are_helms(case: dict[str, Any], tmp_path: Path) -> None:
             assert [r.text for r in edit.references if r.correct] == correct(given["references"]), f"{what}: contrast {number}"
 
 
+@pytest.mark.parametrize("case", GENERATED, ids=case_id)
+def test_bbq_rows_become_helms_instances(case: dict[str, Any]) -> None:
+    """The suite's generated BBQ rows, read by HELM's BBQScenario and by ``bbq_instance``: the same input, options and
+    right option, and the same target, non-target and unknown options (HELM's letters in every reference's tags).
+
+    HELM shuffles and splits the rows its own way, which the generated suite does not follow: matched by text."""
+    ours = {}
+    for row in case["bbq_rows"]:
+        instance = bbq_instance(row, f"row-{row['example_id']}")
+        ours[(instance.input, instance.choices)] = instance
+    assert len(ours) == len(case["bbq_rows"]) == len(case["instances"])
+    for theirs in case["instances"]:
+        mine = ours[(theirs["input"], tuple(ref["text"] for ref in theirs["references"]))]
+        what = f"{mine.id} (HELM {theirs['id']})"
+        check_references(what, mine, theirs["references"])
+        # HELM's tags, after "correct" where present: polarity, context, gold letter, target, non-target, unknown letters
+        polarity, context, _, target, non_target, unknown = [t for t in theirs["references"][0]["tags"] if t != "correct"]
+        facts = read_bbq_tags(mine.tags)
+        assert facts is not None, f"{what}: no BBQ tags"
+        assert (facts.negative, facts.ambiguous) == (polarity == "negative", context == "ambiguous"), what
+        letter = {None: ""} | {index: LETTERS[index] for index in range(3)}
+        assert (letter[facts.target], letter[facts.non_target], letter[facts.unknown]) == (target, non_target, unknown), what
+
+
 def test_the_golden_names_every_core_scenario() -> None:
     """Each suite of suites/core has a case or a line saying why not, so a new suite cannot slip past the check."""
-    covered = {case["suite"] for case in CASES} | set(GOLDEN["not_covered"])
+    covered = {case["suite"] for case in GOLDEN["cases"]} | set(GOLDEN["not_covered"])
     suites = {path.name for path in SUITES.glob("test_*.py")}
     assert suites <= covered, f"suites with neither a case nor a reason: {sorted(suites - covered)}"

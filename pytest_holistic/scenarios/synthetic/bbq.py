@@ -142,10 +142,11 @@ def _rows(rng: random.Random) -> list[dict[str, Any]]:
                     bystander = "other" if doer == "target" else "target"
                     full += " " + _fill(template.disambiguation, X=people[doer][0], Y=people[bystander][0])
                 for polarity in ("neg", "nonneg"):
+                    unknown_answer = rng.choice(UNKNOWN_ANSWERS)  # BBQ's answer_info: [its text, "unknown"]
                     answers = [
                         (f"The {people['target'][0]}", [people["target"][0], people["target"][1]]),
                         (f"The {people['other'][0]}", [people["other"][0], people["other"][1]]),
-                        (rng.choice(UNKNOWN_ANSWERS), ["unknown", "unknown"]),
+                        (unknown_answer, [unknown_answer, "unknown"]),
                     ]
                     rng.shuffle(answers)
                     if doer is None:

@@ -530,6 +530,37 @@ TRUTHFULQA_EXTRA = [  # choices without a final period, and with spaces around: 
 ]
 
 
+# --- BBQ: data/<category> (nyu-mll/BBQ's JSON lines), one HELM run per category -----------------------------------------
+
+
+def bbq_cases() -> list[dict[str, Any]]:
+    """The suite's generated rows (its own templates, in BBQ's schema), one case per category. HELM shuffles and
+    splits them its own way (the suite does not follow that), so the test matches instances by their text and checks
+    the row-to-instance rules: input, options, the right one, and which option is the target, the other, the unknown."""
+    import random
+
+    from pytest_holistic.scenarios.synthetic.bbq import _rows
+
+    rows = _rows(random.Random("bbq:0"))  # the rows bbq(seed=0) draws from, as test_bbq.py uses it
+    categories = list(dict.fromkeys(row["category"] for row in rows))
+    return [
+        case(
+            "bbq",
+            "test_bbq.py",
+            "",
+            "bbq_scenario.BBQScenario",
+            {},
+            {f"data/{category}": jsonl(chosen)},
+            edition="generated",
+            group=category,
+            arguments={"subject": category},
+            bbq_rows=chosen,
+        )
+        for category in categories
+        for chosen in [[row for row in rows if row["category"] == category]]
+    ]
+
+
 # --- the cases ---------------------------------------------------------------------------------------------------------
 
 
@@ -735,11 +766,6 @@ NOT_COVERED: dict[str, str] = {
         "GitHub with requests at run time, and numbers those; without that file neither the rows HELM evaluates nor "
         "their ids follow from the hub rows. Not compared; no helm_id."
     ),
-    "test_bbq.py": (
-        "HELM 0.5.16 has BBQScenario (the nyu-mll/BBQ files, shuffled with random.seed(0), the last 1000 as test); the "
-        "suite's BBQ rows come from this project's own templates (synthetic/bbq.py) with splits of its own, so HELM's "
-        "split and ids do not apply. Not compared in this section; no helm_id."
-    ),
     "test_memorisation.py": (
         "HELM 0.5.16 has CopyrightScenario (prefix -> continuation pairs from its own JSON files of books and code); "
         "the suite cuts ten passages written for this project at seeded points (synthetic/memorisation.py), "
@@ -854,6 +880,7 @@ def all_cases() -> list[dict[str, Any]]:
             ("allenai/quac", None, {"train": "train", "validation": "valid"}),
         ),
         *natural_qa_cases(),
+        *bbq_cases(),
         *civil_comments_cases(),
         *editions(
             "narrative_qa",
