@@ -35,6 +35,8 @@ BY_NAME = {case.name: case for case in CASES}
 EXACT = 1e-6
 LOGPROB = 1e-4
 LM_RELATIVE = 5e-3
+FAMILIES = {"robustness": {"mild_mix"}, "fairness": {"dialect", "gender", "person_name"}}
+"""HELM's perturbations per family (``run_expander.py``'s ROBUSTNESS_ and FAIRNESS_PERTURBATION_SPECS), by HELM's names."""
 GENERATED = ("generation", "multiple_choice_joint")
 """The methods whose answer is generated text (one request per instance)."""
 ACCURACY = ("exact_match", "quasi_exact_match", "prefix_exact_match", "quasi_prefix_exact_match")
@@ -43,13 +45,33 @@ pytestmark = pytest.mark.slow
 pytest.importorskip("transformers", reason="the runner golden's model needs torch and transformers (the [test] extra)")
 
 
-def _pairs() -> Iterator[tuple[str, str]]:
-    for name, case in sorted(GOLDEN["cases"].items()):
-        for key in case["instances"]:
-            yield name, key
+HELM_NAMES = {"gender_pronouns": "gender"}
+"""Project perturbation labels whose HELM perturbation has another name (HELM's ``GenderPerturbation.name``)."""
 
 
-PAIRS = [pytest.param(name, key, id=f"{name}-{key}") for name, key in _pairs()]
+def unchanged(name: str, key: str) -> bool:
+    """Whether HELM's perturbed variant ``key`` is its original unchanged (same input text).
+
+    HELM means to drop those (``should_skip_unchanged_eval``), but its ``Processor`` compares ``Input`` objects, and
+    a scenario whose instances hold a ``PassageQuestionInput`` (BoolQ, the reading-comprehension scenarios) never
+    equals the plain ``Input`` a perturbation returns, so HELM keeps them; the project drops them.
+    """
+    instances = GOLDEN["cases"][name]["instances"]
+    entry = instances[key]
+    return entry["perturbation"] is not None and entry["input"] == instances[entry["id"]]["input"]
+
+
+def _pairs(kept: bool) -> list[Any]:
+    return [
+        pytest.param(name, key, id=f"{name}-{key}")
+        for name, case in sorted(GOLDEN["cases"].items())
+        for key in case["instances"]
+        if unchanged(name, key) != kept
+    ]
+
+
+PAIRS = _pairs(kept=True)
+UNCHANGED = _pairs(kept=False)
 
 
 @pytest.fixture(scope="session")
@@ -95,14 +117,15 @@ def project_run(runner_model: Path, tmp_path_factory: pytest.TempPathFactory) ->
         run = runs[case.test]
         golden = GOLDEN["cases"][case.name]["instances"]
         by_text = {entry["input"]: entry["id"] for entry in golden.values() if entry["perturbation"] is None}
-        # The suites perturb by default; HELM's run entry asks for robustness only where the case names it.
+        # The suites perturb by default; HELM's run entry asks for perturbations only where the case names them.
         kept = {None} | {entry["perturbation"] for entry in golden.values()}
         records: dict[str, Any] = {"__run__": run}
         for record in run["instances"]:
             helm_id = record["instance"].get("helm_id") or by_text.get(record["instance"]["input"])
-            if record["perturbation"] not in kept or helm_id is None:
+            label = HELM_NAMES.get(record["perturbation"], record["perturbation"])
+            if label not in kept or helm_id is None:
                 continue
-            records[helm_id + (f"@{record['perturbation']}" if record["perturbation"] else "")] = record
+            records[helm_id + (f"@{label}" if label else "")] = record
         out[case.name] = records
     return out
 
@@ -128,7 +151,22 @@ def _method(name: str) -> str:
 def test_same_instances(name: str, project_run: Mapping[str, Any]) -> None:
     """HELM's run and pytest's evaluate the same instances and perturbed variants."""
     ours = {key for key in project_run[name] if key != "__run__"}
-    assert ours == set(GOLDEN["cases"][name]["instances"])
+    assert ours == {key for key in GOLDEN["cases"][name]["instances"] if not unchanged(name, key)}
+
+
+@pytest.mark.parametrize(("name", "key"), UNCHANGED)
+def test_helm_keeps_unchanged_variants(name: str, key: str, project_run: Mapping[str, Any]) -> None:
+    """A variant HELM keeps though its perturbation changed nothing (see ``unchanged``): the project has no record of
+    it, and in HELM it is its original again (same prompt, answer and accuracy), so every worst case is the same."""
+    instances = GOLDEN["cases"][name]["instances"]
+    variant, original = instances[key], instances[instances[key]["id"]]
+    assert key not in project_run[name]
+    assert [(r["prompt"], r["text"]) for r in variant["requests"]] == [(r["prompt"], r["text"]) for r in original["requests"]]
+
+    def accuracy(entry: Mapping[str, Any]) -> dict[str, float]:
+        return {stat.split("@")[0]: value["mean"] for stat, value in entry["stats"].items() if "exact_match" in stat}
+
+    assert accuracy(variant) == accuracy(original)
 
 
 @pytest.mark.parametrize(("name", "key"), PAIRS)
@@ -215,14 +253,16 @@ def test_aggregates(name: str, project_run: Mapping[str, Any]) -> None:
     if _method(name) == "language_modeling":
         assert metrics["bits_per_byte"]["value"] == pytest.approx(stats[f"{split}/bits_per_byte"], rel=LM_RELATIVE)
         return
+    ran = {entry["perturbation"] for entry in case["instances"].values()}
     compared = {}
     for metric in ACCURACY:
         if f"{split}/{metric}" not in stats:  # HELM's separate methods compute exact_match alone
             continue
         compared[metric] = (metrics[metric]["value"], stats[f"{split}/{metric}"])
-        robust = f"{split}/{metric}@robustness:worst"
-        if any(entry["perturbation"] for entry in case["instances"].values()):
-            compared[f"robustness.{metric}"] = (metrics[f"robustness.{metric}"]["value"], stats[robust])
+        for family, members in FAMILIES.items():  # the worst case over the original and the family's variants
+            if ran & members:
+                worst = stats[f"{split}/{metric}@{family}:worst"]
+                compared[f"{family}.{metric}"] = (metrics[f"{family}.{metric}"]["value"], worst)
     assert "exact_match" in compared
     wrong = {metric: pair for metric, pair in compared.items() if not math.isclose(*pair, abs_tol=EXACT)}
     assert not wrong, f"(pytest, HELM): {wrong}"

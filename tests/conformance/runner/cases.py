@@ -139,7 +139,8 @@ CASES: tuple[Case, ...] = (
         "test_boolq",
         "boolq.jsonl",
         {"train": 6, "validation": 5},
-        "boolq:data_augmentation=robustness",  # HELM's 5 in-context examples: pytest runs with --holistic-helm-shots
+        # HELM's 5 in-context examples (pytest runs with --holistic-helm-shots); canonical: robustness and fairness
+        "boolq:data_augmentation=canonical",
         "boolq",
         _boolq,
     ),

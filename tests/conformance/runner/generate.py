@@ -32,17 +32,31 @@ TIMED = ("inference_runtime", "batch_size", "inference_idealized_runtime", "infe
 """Stats that measure this machine's time or cost (left out: they differ on every run)."""
 
 
-def write_misspellings(path: Path) -> Path:
-    """The project's whole misspelling table in HELM's ``correct_to_misspelling.json`` format, in the project's order.
+def write_word_lists(output: Path) -> Path:
+    """The project's own word lists, whole, where HELM's perturbations look for their downloads; returns the misspelling
+    table's path (HELM reads that one from its package folder: ``oracle.py`` puts it there).
 
-    HELM's misspelling step draws once per table word it finds, so both sides must read the same table in the same
-    order; the word lists' differences are the README's (``--holistic-word-lists``), not this comparison's.
+    HELM's misspelling and dialect steps draw once per listed word they meet and its name swap draws among the listed
+    names, so both sides must read the same lists in the same order; that the lists are the project's and not HELM's
+    is the README's word-list difference (``--holistic-word-lists``), not this comparison's. Formats as HELM reads
+    them (``augmentations/misspelling_perturbation.py``, ``dialect_perturbation.py``, ``person_name_perturbation.py``).
     """
     from pytest_holistic.perturbations._tables import rows
 
-    table = {correct: wrong for correct, *wrong in rows("misspellings.tsv")}
-    path.write_text(json.dumps(table, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
-    return path
+    def dump(path: Path, text: str) -> Path:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+        return path
+
+    dialect = {word: alternatives for word, *alternatives in rows("sae_to_aae.tsv")}
+    dump(output / "perturbations" / "dialect" / "SAE_to_AAVE_mapping.json", json.dumps(dialect, indent=1, ensure_ascii=False))
+    names = [
+        f"{name},{kind},race,{race}" + (f",gender,{sex}" if sex != "-" else "")
+        for name, kind, race, sex in rows("person_names.tsv")
+    ]
+    dump(output / "perturbations" / "person_name" / "data" / "person_names.txt", "\n".join(names) + "\n")
+    misspellings = {correct: wrong for correct, *wrong in rows("misspellings.tsv")}
+    return dump(output.parent / "correct_to_misspelling.json", json.dumps(misspellings, indent=1, ensure_ascii=False))
 
 
 def _perturbation(state: Mapping[str, Any]) -> str | None:
@@ -136,7 +150,7 @@ def main(argv: list[str] | None = None) -> int:
                 path.parent.mkdir(parents=True, exist_ok=True)
                 path.write_text(text, encoding="utf-8")
         entries = [f"{case.entry},model={HELM_MODEL}" for case in CASES]
-        table = write_misspellings(Path(scratch) / "correct_to_misspelling.json")
+        table = write_word_lists(output)
         oracle = [str(python), str(HERE / "oracle.py"), str(folder), str(output), str(table), *entries]
         subprocess.run(oracle, check=True, cwd=scratch)
         # HELM names a run folder from its spec's name plus the expanders' arguments; the run spec says which case it is.
