@@ -94,7 +94,13 @@ def openbookqa_row(row: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def truthfulqa_row(row: Mapping[str, Any]) -> dict[str, Any]:
-    """A TruthfulQA multiple_choice row: mc1's options in HELM's order (wrong answers, then the best, rotated)."""
+    """A TruthfulQA row with HELM's options: the wrong answers, then the best, each stripped and ending in a period,
+    rotated. A ``generation`` row (the columns of the CSV HELM reads: ``best_answer``, ``incorrect_answers``) gives
+    HELM's own options; a ``multiple_choice`` row gives mc1's (the paper's multiple-choice set) in HELM's order."""
+    if "best_answer" in row:
+        wrong = row["incorrect_answers"]
+        wrong = wrong.split(";") if isinstance(wrong, str) else _strings({"incorrect_answers": wrong}, "incorrect_answers")
+        return _truthfulqa_options(row, _sentence(_text(row, "best_answer")), [_sentence(a) for a in wrong if a.strip()])
     targets = row["mc1_targets"]
     if not isinstance(targets, Mapping) or "choices" not in targets or "labels" not in targets:
         raise ValueError(f"field 'mc1_targets' must be an object with lists 'choices' and 'labels', got {_short(targets)}")
@@ -107,9 +113,13 @@ def truthfulqa_row(row: Mapping[str, Any]) -> dict[str, Any]:
     if len(correct) != 1:
         raise ValueError(f"field 'mc1_targets' must mark exactly one choice correct with label 1, found {len(correct)}")
     best = choices[correct[0]]
-    if not best.strip():
-        raise ValueError("field 'mc1_targets' has an empty correct choice")
-    options = [choice for index, choice in enumerate(choices) if index != correct[0]] + [best]
+    return _truthfulqa_options(row, best, [choice for index, choice in enumerate(choices) if index != correct[0]])
+
+
+def _truthfulqa_options(row: Mapping[str, Any], best: str, wrong: list[str]) -> dict[str, Any]:
+    if best == ".":
+        raise ValueError("the best answer is empty")
+    options = [*wrong, best]
     shift = ord(best[0]) % len(options)
     return {
         "input": _text(row, "question").strip(),

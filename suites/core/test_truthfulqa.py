@@ -1,15 +1,13 @@
 """TruthfulQA-style questions about common misconceptions, one true option (HELM core scenario; main metric exact match).
 
 The shipped questions (data/truthfulqa.jsonl) were written for this project in the row layout of the hub dataset
-``truthfulqa/truthful_qa`` (config ``multiple_choice``: question, mc1_targets {choices, labels}, mc2_targets); the
-rows carry no id and no split, as on the hub. HELM's split is reproduced on both sources: the first 20% of the rows
+``truthfulqa/truthful_qa`` (config ``generation``: type, category, question, best_answer, correct_answers,
+incorrect_answers, source: the columns of the CSV HELM reads); the rows carry no id and no split, as on the hub. HELM's split is reproduced on both sources: the first 20% of the rows
 (``int(n * 0.2)``: 163 of the 817 real questions, 4 of the 20 shipped ones) are the few-shot pool, the rest are
-evaluated; each row's id is its position (``truthful_qa-0007``). Options follow HELM's order: the wrong answers, then
-the true one, rotated by ``ord(first letter of the true answer) % number of options``, so the right letter varies
-(mc1 lists the true answer first). Adaptation as in HELM's ``truthful_qa:task=mc_single`` run spec:
+evaluated; each row's id is its position (``truthful_qa-0007``). Options are HELM's: the incorrect answers, then the
+best one, each stripped and ending in a period, rotated by ``ord(first letter of the best answer) % number of
+options``, so the right letter varies. Adaptation as in HELM's ``truthful_qa:task=mc_single`` run spec:
 multiple_choice_joint, no instructions, "Question: " / "Answer: ", five in-context examples.
-HELM reads the generation CSV (best answer plus incorrect answers); the hub's mc1 options are the paper's multiple-choice
-set, so the options differ from HELM's while the procedure is the same.
 The hub revision is not pinned: no commit of truthfulqa/truthful_qa could be verified in public code.
 """
 
@@ -27,7 +25,7 @@ truthfulqa = Scenario(
     "truthful_qa",
     local=leading_train_split(jsonl("data/truthfulqa.jsonl", FIELDS), fraction=0.2, id_prefix="truthful_qa"),
     hub=leading_train_split(
-        hf("truthfulqa/truthful_qa", "multiple_choice", splits={"validation": "validation"}, fields=FIELDS),
+        hf("truthfulqa/truthful_qa", "generation", splits={"validation": "validation"}, fields=FIELDS),
         fraction=0.2,
         id_prefix="truthful_qa",
     ),
