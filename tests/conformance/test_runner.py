@@ -7,10 +7,12 @@ same rows in a pytest subprocess, and each record of ``report.json`` is matched 
 ``Instance.helm_id`` (The Pile's documents, which HELM numbers by position and the suite does not, by their text).
 
 Tolerances: texts and counts are compared exactly; a number both sides compute with the same arithmetic from the same
-answers within 1e-6. Log-probabilities come from the same torch and transformers on both sides, but HELM sends one
-request at a time and the project batches with padding, so a sum over a few hundred tokens may differ in its last
-digits: ``LOGPROB`` (absolute, per option's sum). The Pile's per-document log-probability is cut into windows
-differently by design (README, "Where we differ from HELM", ``language_modeling``): ``LM_RELATIVE``.
+answers within ``EXACT`` (1e-6). Log-probabilities come from the same torch and transformers on both sides, but HELM
+sends one request at a time and sums float32 token values one by one, while the project batches with padding: a sum
+differs in its last digits (measured: 7e-6 for an option of a few tokens, 3e-5 for a 1,100-token document), within
+``LOGPROB`` (1e-4, absolute). The Pile runs with one piece per document (``chunk_words`` above its length), which is
+what HELM's one window scores; the suite's 32-word pieces are a stated difference (README, "Where we differ from
+HELM", ``language_modeling``: 1.0 to 2.1 nats in some 9,000 per document here, pieces tokenised apart).
 """
 
 from __future__ import annotations
@@ -34,7 +36,6 @@ GOLDEN = json.loads((Path(__file__).parent / "golden" / "runner.json").read_text
 BY_NAME = {case.name: case for case in CASES}
 EXACT = 1e-6
 LOGPROB = 1e-4
-LM_RELATIVE = 5e-3
 FAMILIES = {"robustness": {"mild_mix"}, "fairness": {"dialect", "gender", "person_name"}}
 """HELM's perturbations per family (``run_expander.py``'s ROBUSTNESS_ and FAIRNESS_PERTURBATION_SPECS), by HELM's names."""
 GENERATED = ("generation", "multiple_choice_joint")
@@ -223,7 +224,7 @@ def test_answer(name: str, key: str, project_run: Mapping[str, Any], tokenizer: 
         assert completion["choice_scores"] == pytest.approx(helm_scores, abs=LOGPROB)
     else:
         (request,) = helm["requests"]
-        assert completion["logprob"] == pytest.approx(request["logprob"], rel=LM_RELATIVE)
+        assert completion["logprob"] == pytest.approx(request["logprob"], abs=LOGPROB)
 
 
 @pytest.mark.parametrize(("name", "key"), PAIRS)
@@ -251,7 +252,7 @@ def test_aggregates(name: str, project_run: Mapping[str, Any]) -> None:
     split = next(iter(case["instances"].values()))["split"]
     stats = {key: value["mean"] for key, value in case["stats"].items()}
     if _method(name) == "language_modeling":
-        assert metrics["bits_per_byte"]["value"] == pytest.approx(stats[f"{split}/bits_per_byte"], rel=LM_RELATIVE)
+        assert metrics["bits_per_byte"]["value"] == pytest.approx(stats[f"{split}/bits_per_byte"], abs=EXACT)
         return
     ran = {entry["perturbation"] for entry in case["instances"].values()}
     compared = {}
