@@ -13,9 +13,7 @@ from pytest_holistic.scenarios.helm_rows import boolq_row
 pytestmark = [pytest.mark.helm_core, pytest.mark.question_answering]
 
 # HELM's BoolQScenario capitalises the question (boolq_row) and writes "{passage}\nQuestion: {question}?".
-FIELDS = Fields(
-    input="{passage}\nQuestion: {question}?", answer="answer", labels={True: "Yes", False: "No"}, prepare=boolq_row
-)
+FIELDS = Fields(input="{passage}\nQuestion: {question}?", answer="answer", labels={True: "Yes", False: "No"}, prepare=boolq_row)
 
 boolq = Scenario(
     "boolq",
