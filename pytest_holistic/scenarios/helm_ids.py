@@ -32,6 +32,8 @@ class HelmIds:
     ``answers[1]``... (IMDB reads the ``pos/`` folder, then ``neg/``); empty when it keeps the rows' order.
     ``shuffle_seed``: the class shuffles its whole list with ``random.seed(shuffle_seed)`` before returning it
     (RealToxicityPrompts: 0).
+    ``hub``: False when HELM's order cannot be read off the hub's rows (IMDB: a pinned listing of its review files);
+    the hub source's instances then carry no HELM id rather than a wrong one.
     """
 
     splits: tuple[str, ...]
@@ -39,6 +41,7 @@ class HelmIds:
     answers: tuple[str, ...] = ()
     shuffle_seed: int | None = None
     by_split: bool = True
+    hub: bool = True
 
     def __post_init__(self) -> None:
         if not self.splits or len(set(self.splits)) != len(self.splits):

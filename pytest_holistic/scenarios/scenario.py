@@ -95,7 +95,7 @@ class Scenario:
     def _read(self, chosen: str, folder: Path, data_dir: Path | None, **why: Any) -> LoadedScenario:
         reader = self._reader(chosen, folder, data_dir)
         instances = tuple(reader())
-        if self.helm is not None:
+        if self.helm is not None and (chosen != "hub" or self.helm.hub):
             instances = self.helm.assign(instances)
         provenance = {
             **reader.provenance(),

@@ -23,8 +23,8 @@ imdb = Scenario(
     hub=hf("stanfordnlp/imdb", splits={"train": "train", "test": "test"}, fields=FIELDS),
     split="test",
     # HELM reads train/pos, train/neg, then test/pos, test/neg; within a folder its order is a pinned file listing that
-    # the hub rows do not carry, so on the hub the ids match HELM's split and label blocks, not each position.
-    helm=HelmIds(("train", "test"), answers=("Positive", "Negative")),
+    # the hub rows do not carry, so the hub's instances get no HELM id (the shipped rows are in HELM's order).
+    helm=HelmIds(("train", "test"), answers=("Positive", "Negative"), hub=False),
 )
 
 

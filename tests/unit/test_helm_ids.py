@@ -59,3 +59,12 @@ def test_a_contrast_edit_goes_through_prepare_as_its_row_does(tmp_path: Path) ->
     instance = fields.to_instance(row, 0, "validation", "row")
     assert instance.input == "P\nQuestion: Is it so?"
     assert [contrast.input for contrast in instance.contrasts] == ["P\nQuestion: Is it not so?"]
+
+
+def test_a_hub_source_gets_no_ids_when_helms_order_is_not_in_its_rows(tmp_path: Path) -> None:
+    rows = [{"id": "q0", "split": "test", "input": "x", "references": ["y"]}]
+    (tmp_path / "rows.jsonl").write_text(json.dumps(rows[0]) + "\n", encoding="utf-8")
+    helm = HelmIds(("test",), hub=False)
+    scenario = Scenario("s", local=jsonl("rows.jsonl"), hub=jsonl("rows.jsonl"), split="test", helm=helm)
+    assert scenario.load("local", base=tmp_path).instances[0].helm_id == "id0"
+    assert scenario.load("hub", base=tmp_path).instances[0].helm_id is None

@@ -601,11 +601,12 @@ def editions(
     hub: tuple[str, str | None, Mapping[str, str]],
     hub_extra: Mapping[str, list[Row]] | None = None,
     drop: tuple[str, ...] = ("id", "split"),
+    hub_case: Mapping[str, Any] | None = None,
     **extra: Any,
 ) -> list[dict[str, Any]]:
     """The offline case and the hub case of one scenario; ``hub`` is (dataset, config, hub split -> project split).
 
-    ``drop``: the shipped file's columns the hub's rows lack.
+    ``drop``: the shipped file's columns the hub's rows lack; ``hub_case``: more keys for the hub case only.
     """
     rows = by_split(read_rows(data), splits, drop)
     name, config, hub_splits = hub
@@ -640,6 +641,7 @@ def editions(
             edition="hub",
             hub={"name": name, "config": config, "rows": hub_rows},
             **extra,
+            **(hub_case or {}),
         ),
     ]
 
@@ -843,6 +845,10 @@ def all_cases() -> list[dict[str, Any]]:
             imdb_files,
             ("stanfordnlp/imdb", None, {"train": "train", "test": "test"}),
             IMDB_HUB,
+            hub_case={
+                "helm_ids": False,
+                "helm_ids_reason": "HELM orders each review folder by a pinned file listing the hub's rows do not carry",
+            },
         ),
         *editions(
             "xsum",
