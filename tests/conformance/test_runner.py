@@ -11,8 +11,8 @@ answers within ``EXACT`` (1e-6). Log-probabilities come from the same torch and 
 sends one request at a time and sums float32 token values one by one, while the project batches with padding: a sum
 differs in its last digits (measured: 7e-6 for an option of a few tokens, 3e-5 for a 1,100-token document), within
 ``LOGPROB`` (1e-4, absolute). The Pile runs with one piece per document (``chunk_words`` above its length), which is
-what HELM's one window scores; the suite's 32-word pieces are a stated difference (README, "Where we differ from
-HELM", ``language_modeling``: 1.0 to 2.1 nats in some 9,000 per document here, pieces tokenised apart).
+what HELM's one window scores; the suite's own 32-word pieces are compared too
+(``test_document_pieces_sum_to_the_whole``), and differ for a reason of the project's own (its xfail).
 """
 
 from __future__ import annotations
@@ -38,6 +38,8 @@ EXACT = 1e-6
 LOGPROB = 1e-4
 FAMILIES = {"robustness": {"mild_mix"}, "fairness": {"dialect", "gender", "person_name"}}
 """HELM's perturbations per family (``run_expander.py``'s ROBUSTNESS_ and FAIRNESS_PERTURBATION_SPECS), by HELM's names."""
+PIECES = "test_language_modeling.py::test_the_pile"
+"""The core suite's own Pile test, which cuts each document into 32-word pieces."""
 GENERATED = ("generation", "multiple_choice_joint")
 """The methods whose answer is generated text (one request per instance)."""
 ACCURACY = ("exact_match", "quasi_exact_match", "prefix_exact_match", "quasi_prefix_exact_match")
@@ -100,6 +102,7 @@ def project_run(runner_model: Path, tmp_path_factory: pytest.TempPathFactory) ->
             copy.write_text(copy.read_text(encoding="utf-8") + case.extra, encoding="utf-8")
         (suite / "data" / case.data).write_text("".join(json.dumps(row) + "\n" for row in case.kept()), encoding="utf-8")
         targets.append(f"{case.suite}::{case.test}")
+    targets.append(PIECES)
     reports = tmp_path_factory.mktemp("runner-reports")
     command = [
         sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "--model", str(runner_model),
@@ -128,6 +131,7 @@ def project_run(runner_model: Path, tmp_path_factory: pytest.TempPathFactory) ->
                 continue
             records[helm_id + (f"@{label}" if label else "")] = record
         out[case.name] = records
+    out[PIECES] = runs[PIECES.split("::")[1]]
     return out
 
 
@@ -283,6 +287,20 @@ def test_helm_client_reports_no_generated_logprobs(name: str, project_run: Mappi
     assert not [stat for stat in case["stats"] if "ece" in stat]
     ours = [record["completion"]["logprob"] for key, record in project_run[name].items() if key != "__run__"]
     assert all(logprob < 0 for logprob in ours)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="models/hf.py HFModel._pair gives only an empty context the start token: the first piece of a document is "
+    "scored after <|endoftext|>, every later piece after the raw text before it, so from the second piece on the "
+    "document sits one position earlier and without that token (here 1.0 to 2.1 nats in some 9,000 per document)",
+)
+def test_document_pieces_sum_to_the_whole(project_run: Mapping[str, Any]) -> None:
+    """The suite's 32-word pieces, each scored after all the text before it, add up to HELM's one window (the same
+    tokens: this tokenizer cuts the pieces where it cuts the whole document)."""
+    helm = {entry["input"]: entry["requests"][0]["logprob"] for entry in GOLDEN["cases"]["the_pile"]["instances"].values()}
+    ours = {record["instance"]["input"]: record["completion"]["logprob"] for record in project_run[PIECES]["instances"]}
+    assert ours == pytest.approx(helm, abs=LOGPROB)
 
 
 def test_golden_cases_are_the_runner_cases() -> None:
