@@ -23,17 +23,16 @@ import os
 import shutil
 import subprocess
 import sys
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.conformance.runner.cases import CASES, ROOT, Case
+from tests.conformance.runner.cases import CASES, ROOT
 from tests.conformance.runner.model import build, fingerprint
 
 GOLDEN = json.loads((Path(__file__).parent / "golden" / "runner.json").read_text(encoding="utf-8"))
-BY_NAME = {case.name: case for case in CASES}
 EXACT = 1e-6
 LOGPROB = 1e-4
 FAMILIES = {"robustness": {"mild_mix"}, "fairness": {"dialect", "gender", "person_name"}}
@@ -46,7 +45,6 @@ ACCURACY = ("exact_match", "quasi_exact_match", "prefix_exact_match", "quasi_pre
 
 pytestmark = pytest.mark.slow
 pytest.importorskip("transformers", reason="the runner golden's model needs torch and transformers (the [test] extra)")
-
 
 HELM_NAMES = {"gender_pronouns": "gender"}
 """Project perturbation labels whose HELM perturbation has another name (HELM's ``GenderPerturbation.name``)."""

@@ -18,7 +18,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .model import HELM_MODEL
 
 ROOT = Path(__file__).resolve().parents[3]
 DATA = ROOT / "suites" / "core" / "data"
