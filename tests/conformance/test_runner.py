@@ -110,9 +110,11 @@ def project_run(runner_model: Path, tmp_path_factory: pytest.TempPathFactory) ->
     ours = ("PYTEST_XDIST", "PYTEST_ADDOPTS", "PYTEST_CURRENT_TEST", "PYTEST_VERSION")
     env = {key: value for key, value in os.environ.items() if not key.startswith(ours)}
     done = subprocess.run(command, cwd=suite, env=env, capture_output=True, text=True, timeout=600)
-    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    # 1: a suite's own assertion or gate failed on the tiny model, which says nothing about agreeing with HELM.
+    assert done.returncode in (0, 1), done.stdout[-3000:] + done.stderr[-3000:]
     (report,) = reports.glob("*/latest/report.json")
     payload = json.loads(report.read_text(encoding="utf-8"))
+    assert payload["complete"], done.stdout[-3000:]
     runs = {run["key"].split("::")[-1]: run for run in payload["runs"]}
     out: dict[str, dict[str, Any]] = {}
     for case in CASES:
