@@ -20,14 +20,37 @@ HELM_MODEL = f"huggingface/{NAME}"
 WINDOW = 4096
 
 
+REPEATED = 8
+"""How many of the last trained positions are repeated over the untrained ones (see ``build``)."""
+
+
 def build(parent: Path) -> Path:
-    """Build the model in ``parent/NAME`` on one CPU thread (the same sums in the same order on any machine)."""
+    """Build the model in ``parent/NAME`` on one CPU thread (the same sums in the same order on any machine).
+
+    The model trains on sentences of a few dozen tokens, so the positions past them keep their random start and a
+    prompt of 2,000 tokens reads as noise: every answer came out the same (" Tokyo." on BoolQ, " " on MMLU), and
+    comparing answers tested little. Each untrained position therefore takes the embedding of one of the last
+    ``REPEATED`` trained ones, in turn; the answers then vary with the prompt (" Yes", "   ", " Toky", " Yes" cut at
+    the end-of-text token), some right and some wrong, which exercises stripping, end-of-text and blank answers.
+    """
     import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from tests.tiny_model import CORPUS, EOS
 
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
     try:
-        return build_tiny_gpt2(parent / NAME, n_positions=WINDOW, model_max_length=WINDOW)
+        folder = build_tiny_gpt2(parent / NAME, n_positions=WINDOW, model_max_length=WINDOW)
+        tokenizer = AutoTokenizer.from_pretrained(str(folder))
+        trained = max(len(tokenizer(text + EOS)["input_ids"]) for text in CORPUS)
+        model = AutoModelForCausalLM.from_pretrained(str(folder))
+        with torch.no_grad():
+            table = model.transformer.wpe.weight
+            for position in range(trained, WINDOW):
+                table[position] = table[trained - REPEATED + (position - trained) % REPEATED]
+        model.save_pretrained(folder)
+        return folder
     finally:
         torch.set_num_threads(threads)
 
