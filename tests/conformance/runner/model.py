@@ -30,8 +30,9 @@ def build(parent: Path) -> Path:
     The model trains on sentences of a few dozen tokens, so the positions past them keep their random start and a
     prompt of 2,000 tokens reads as noise: every answer came out the same (" Tokyo." on BoolQ, " " on MMLU), and
     comparing answers tested little. Each untrained position therefore takes the embedding of one of the last
-    ``REPEATED`` trained ones, in turn; the answers then vary with the prompt (" Yes", "   ", " Toky", " Yes" cut at
-    the end-of-text token), some right and some wrong, which exercises stripping, end-of-text and blank answers.
+    ``REPEATED`` trained ones, in turn; the answers then vary with the prompt (BoolQ: " Yes" ended by the end-of-text
+    token, "  Yes", " Tokyo.", "   Toky", " green."), some right and some wrong, which exercises stripping and the
+    end-of-text cut (MMLU's one-token answer stays a blank, which exercises blank answers).
     """
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
