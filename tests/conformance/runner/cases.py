@@ -4,8 +4,13 @@ Both runners read the same rows: a few of each offline edition's (``suites/core/
 runs a copy of the core suite's own file beside a ``data/`` folder holding only those rows; HELM's side finds the same
 rows pre-written in the files its scenario class would download (``ensure_file_downloaded`` skips a path that
 exists), laid out as HELM's sources have them. The run entries use HELM's run-spec functions unchanged, at HELM's
-in-context counts, and so does the pytest run (``--holistic-helm-shots``): both sides make the same run. Only facts of HELM's file layouts are carried over (scenario classes in
-helm/benchmark/scenarios/, HELM 0.5.16).
+in-context counts, and so does the pytest run (``--holistic-helm-shots``): both sides make the same run. Only facts
+of HELM's file layouts are carried over (scenario classes in helm/benchmark/scenarios/, HELM 0.5.16).
+
+Not covered: ranking. HELM's ``MSMARCOScenario`` reads a BM25 run: a training query needs 20 ranked passages with a
+wrong one ranked 11 to 20, a validation query at least 11 (``MIN_TOPK``), while the offline rows hold the 7 passages
+Bing returned per query; writing them as HELM's files would mean inventing passages, so the two runs would not be
+the same run. (The project's ranking also scores ``Yes``/``No`` where HELM generates: README, "Where we differ".)
 """
 
 from __future__ import annotations
