@@ -8,8 +8,8 @@ in-context counts, and so does the pytest run (``--holistic-helm-shots``): both 
 of HELM's file layouts are carried over (scenario classes in helm/benchmark/scenarios/, HELM 0.5.16).
 
 Not covered: ranking. HELM's ``MSMARCOScenario`` reads a BM25 run: a training query needs 20 ranked passages with a
-wrong one ranked 11 to 20, a validation query at least 11 (``MIN_TOPK``), while the offline rows hold the 7 passages
-Bing returned per query; writing them as HELM's files would mean inventing passages, so the two runs would not be
+wrong one ranked 11 to 20, a validation query at least ``valid_topk`` of them (11 or more, ``MIN_TOPK``; without it,
+only its judged passages, i.e. the gold ones), while the offline rows hold the 7 passages Bing returned per query; writing them as HELM's files would mean inventing passages, so the two runs would not be
 the same run. (The project's ranking also scores ``Yes``/``No`` where HELM generates: README, "Where we differ".)
 """
 
