@@ -138,8 +138,12 @@ class LanguageModeling(Method):
     def plan(self, instance: Instance) -> Plan:
         text = instance.input
         bounds = (0, *document_pieces(text, self.layout.spec.chunk_words), len(text))
+        # Every piece is scored after all the text before it, from the document's start token, as HELM's one window
+        # scores the whole document after it.
         requests = tuple(
-            LoglikelihoodRequest(text[:start], text[start:end]) for start, end in zip(bounds, bounds[1:]) if end > start
+            LoglikelihoodRequest(text[:start], text[start:end], text_start=True)
+            for start, end in zip(bounds, bounds[1:])
+            if end > start
         )
         return Plan(text, loglikelihood=requests)
 

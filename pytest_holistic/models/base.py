@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, ClassVar, Protocol, runtime_checkable
 
 from ..errors import ModelOutputError
 
@@ -42,10 +42,22 @@ class GenerationRequest:
 
 @dataclass(frozen=True)
 class LoglikelihoodRequest:
-    """Log-probability of ``continuation`` given ``context``."""
+    """Log-probability of ``continuation`` given ``context``.
+
+    ``text_start``: the context is the beginning of a text (language modelling's document), so a local model sees its
+    start token before it, as HELM's language-modelling window conditions the whole document on one; otherwise the
+    context is fed as it is (a prompt: HELM's echoed scoring requests have no start token). An empty context always
+    gets the start token. Served engines tokenise the text themselves, start token included where their tokenizer
+    adds one.
+    """
 
     context: str
     continuation: str
+    text_start: bool = False
+
+    KEYED_ONLY_OFF_DEFAULT: ClassVar[frozenset[str]] = frozenset({"text_start"})
+    """Fields added after answers were cached: they join a request's cache key only when not at their default, so
+    every key written before them stays valid."""
 
 
 @dataclass(frozen=True)

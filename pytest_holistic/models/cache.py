@@ -57,13 +57,19 @@ def request_keys(info: ModelInfo, kind: str, requests: Sequence[GenerationReques
     ``dataclasses.astuple`` did (keys stay those of earlier versions) without its recursive copy.
     """
     model = model_key(info)
-    names: dict[type, tuple[str, ...]] = {}  # each request type's field names, looked up once per call
+    names: dict[type, tuple[tuple[str, ...], dict[str, Any]]] = {}  # per request type: field names, fields keyed off default
     keys = []
     for request in requests:
-        own = names.get(type(request))
-        if own is None:
-            own = names[type(request)] = tuple(f.name for f in dataclasses.fields(request))
-        payload = json.dumps([model, kind, [getattr(request, name) for name in own]], ensure_ascii=False)
+        known = names.get(type(request))
+        if known is None:
+            later: frozenset[str] = getattr(request, "KEYED_ONLY_OFF_DEFAULT", frozenset())
+            known = names[type(request)] = (
+                tuple(f.name for f in dataclasses.fields(request)),
+                {f.name: f.default for f in dataclasses.fields(request) if f.name in later},
+            )
+        own, defaults = known
+        values = [getattr(request, name) for name in own if name not in defaults or getattr(request, name) != defaults[name]]
+        payload = json.dumps([model, kind, values], ensure_ascii=False)
         keys.append(hashlib.sha256(payload.encode()).hexdigest())
     return keys
 

@@ -650,8 +650,14 @@ class HFModel(BatchStreaming):
         return max(1, size // 2)
 
     def _pair(self, request: LoglikelihoodRequest) -> tuple[list[int], list[int], int]:
-        """(context, continuation, tokens dropped): the context is cut from the left, as HELM does, so the pair fits."""
-        context = self._encode(request.context) or [self.start_id]
+        """(context, continuation, tokens dropped): the context is cut from the left, as HELM does, so the pair fits.
+
+        An empty context, or one that opens a text (``request.text_start``), starts with the start token, as HELM's
+        language-modelling window does; cut from the left, it loses that token first.
+        """
+        context = self._encode(request.context)
+        if request.text_start or not context:
+            context = [self.start_id, *context]
         continuation = self._encode(request.continuation)
         if not continuation:
             raise ModelOutputError(f"continuation {request.continuation!r} encodes to no tokens; give each choice some text")

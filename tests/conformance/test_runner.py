@@ -12,7 +12,7 @@ sends one request at a time and sums float32 token values one by one, while the 
 differs in its last digits (measured: 7e-6 for an option of a few tokens, 3e-5 for a 1,100-token document), within
 ``LOGPROB`` (1e-4, absolute). The Pile runs with one piece per document (``chunk_words`` above its length), which is
 what HELM's one window scores; the suite's own 32-word pieces are compared too
-(``test_document_pieces_sum_to_the_whole``), and differ for a reason of the project's own (its xfail).
+(``test_document_pieces_sum_to_the_whole``): each piece after all the text before it, from the start token.
 """
 
 from __future__ import annotations
@@ -291,15 +291,9 @@ def test_helm_client_reports_no_generated_logprobs(name: str, project_run: Mappi
     assert all(logprob < 0 for logprob in ours)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="models/hf.py HFModel._pair gives only an empty context the start token: the first piece of a document is "
-    "scored after <|endoftext|>, every later piece after the raw text before it, so from the second piece on the "
-    "document sits one position earlier and without that token (here 21 to 96 nats in some 9,000 per document)",
-)
 def test_document_pieces_sum_to_the_whole(project_run: Mapping[str, Any]) -> None:
-    """The suite's 32-word pieces, each scored after all the text before it, add up to HELM's one window (the same
-    tokens: this tokenizer cuts the pieces where it cuts the whole document)."""
+    """The suite's 32-word pieces, each scored after the start token and all the text before it, add up to HELM's one
+    window (the same tokens: this tokenizer cuts the pieces where it cuts the whole document)."""
     helm = {entry["input"]: entry["requests"][0]["logprob"] for entry in GOLDEN["cases"]["the_pile"]["instances"].values()}
     ours = {record["instance"]["input"]: record["completion"]["logprob"] for record in project_run[PIECES]["instances"]}
     assert ours == pytest.approx(helm, abs=LOGPROB)

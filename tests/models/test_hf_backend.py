@@ -134,6 +134,29 @@ def test_scores_at_batch_size_1_7_and_64_agree_within_1e_5(model: HFModel, strat
         assert result.logprob == pytest.approx(expected, abs=1e-4)
 
 
+@pytest.mark.parametrize("strategy", ["shared", "full", "packed"])
+def test_a_context_that_opens_a_text_is_scored_after_the_start_token(model: HFModel, strategy: str) -> None:
+    """Language modelling's pieces: HELM's window conditions the whole document on the start token, so each piece's
+    context starts with it, in every strategy and mixed in one batch with prompts that do not."""
+    import torch
+
+    requests = [LoglikelihoodRequest(c, x, text_start=start) for c in CONTEXTS[:3] for x in CONTINUATIONS for start in (True, False)]
+    model.use_strategy(strategy)
+    model.batch_size = 7
+    results = model.loglikelihood(requests)
+    for request, result in zip(requests, results):
+        context = model.tokenizer(request.context, add_special_tokens=False)["input_ids"]
+        context = [model.start_id, *context] if request.text_start else context
+        continuation = model.tokenizer(request.continuation, add_special_tokens=False)["input_ids"]
+        ids = context + continuation
+        with torch.inference_mode():
+            logprobs = torch.log_softmax(model.model(torch.tensor([ids])).logits[0].double(), -1)
+        expected = sum(float(logprobs[p - 1, ids[p]]) for p in range(len(context), len(ids)))
+        assert result.logprob == pytest.approx(expected, abs=1e-4), request
+    opened, plain = results[0], results[1]
+    assert opened.logprob != pytest.approx(plain.logprob, abs=1e-6)  # the start token changes what the model sees
+
+
 def test_an_out_of_memory_batch_is_retried_smaller_and_no_request_is_lost(
     model: HFModel, monkeypatch: pytest.MonkeyPatch
 ) -> None:

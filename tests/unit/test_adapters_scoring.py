@@ -111,7 +111,7 @@ def test_pieces_cut_before_the_space_of_every_nth_word() -> None:
 
 
 def _by_definition(reference, document: str, pieces: list[str]) -> float:
-    """Token by token: a piece's tokens given every document token before them; the first piece given the start token."""
+    """Token by token: a piece's tokens given the start token and every document token before them (HELM's window)."""
     import torch
 
     tokenizer, lm = reference.tokenizer, reference.lm
@@ -119,11 +119,10 @@ def _by_definition(reference, document: str, pieces: list[str]) -> float:
     total, start = 0.0, 0
     for piece in pieces:
         end = start + len(tokenizer(piece, add_special_tokens=False)["input_ids"])
-        window = ([tokenizer.eos_token_id] if start == 0 else []) + tokens[: end - 1]
-        offset = 1 if start == 0 else 0
+        window = [tokenizer.eos_token_id, *tokens[: end - 1]]
         with torch.no_grad():
             rows = lm(torch.tensor([window])).logits[0].double().log_softmax(-1)
-        total += sum(float(rows[offset + t - 1][tokens[t]]) for t in range(start, end))
+        total += sum(float(rows[t][tokens[t]]) for t in range(start, end))
         start = end
     assert start == len(tokens)
     return total
@@ -154,7 +153,8 @@ def test_pieces_score_each_token_once_given_all_the_text_before_it(model: HFMode
 
 
 def test_a_document_longer_than_the_window_scores_every_token_once_in_rolling_windows(model: HFModel, reference) -> None:
-    """Each piece's tokens are predicted from the longest run of preceding document tokens that fits 256 positions."""
+    """Each piece's tokens are predicted from the longest run of what precedes them (the start token, then the
+    document) that fits 256 positions."""
     import torch
 
     document = " ".join(f"The capital of place{k} is city{k}." for k in range(40))
@@ -169,11 +169,11 @@ def test_a_document_longer_than_the_window_scores_every_token_once_in_rolling_wi
         end = start + count
         prefix = document[: len(request.context) + len(request.continuation)]
         assert tokenizer(prefix, add_special_tokens=False)["input_ids"] == tokens[:end]
-        if start == 0:
-            window, first = [tokenizer.eos_token_id] + tokens[: end - 1], 0
-        else:
-            low = max(0, end - 1 - 256)  # the window holds 256 positions: context plus all but the last piece token
-            window, first = tokens[low : end - 1], start - low - 1
+        # The context is the start token and the document before the piece, cut from the left (start token first)
+        # so that it and all but the last piece token fill the window's 256 positions.
+        full = [tokenizer.eos_token_id, *tokens]
+        low = max(0, end - 256)
+        window, first = full[low:end], start - low
         with torch.no_grad():
             rows = lm(torch.tensor([window])).logits[0].double().log_softmax(-1)
         total += sum(float(rows[first + k][tokens[start + k]]) for k in range(count))

@@ -96,8 +96,9 @@ def test_completion_record_matches_the_dataclass_fields() -> None:
 
 
 def _legacy_key(info: ModelInfo, kind: str, request: GenerationRequest | LoglikelihoodRequest) -> str:
-    """How earlier versions keyed a request; a cache filled by them must still answer."""
-    payload = json.dumps([model_key(info), kind, dataclasses.astuple(request)], ensure_ascii=False)
+    """How earlier versions keyed a request (a scoring request had two fields); a cache filled by them must still answer."""
+    fields = (request.context, request.continuation) if isinstance(request, LoglikelihoodRequest) else dataclasses.astuple(request)
+    payload = json.dumps([model_key(info), kind, fields], ensure_ascii=False)
     return hashlib.sha256(payload.encode()).hexdigest()
 
 
@@ -109,6 +110,13 @@ def test_bulk_request_keys_are_the_keys_of_earlier_versions() -> None:
     assert request_keys(info, "loglikelihood", scorings) == [_legacy_key(info, "loglikelihood", r) for r in scorings]
     assert request_key(info, "generate", generations[0]) == _legacy_key(info, "generate", generations[0])
     assert request_keys(info, "generate", []) == []
+
+
+def test_a_scoring_request_from_a_texts_start_has_a_key_of_its_own() -> None:
+    info = ModelInfo("m", "transformers", "sha256:1")
+    plain, opening = LoglikelihoodRequest("Call me", " Ishmael"), LoglikelihoodRequest("Call me", " Ishmael", text_start=True)
+    assert request_key(info, "loglikelihood", opening) != request_key(info, "loglikelihood", plain)
+    assert request_key(info, "loglikelihood", plain) == _legacy_key(info, "loglikelihood", plain)
 
 
 def test_rendered_report_is_the_payload_with_one_line_per_record() -> None:
