@@ -563,6 +563,81 @@ def bbq_cases() -> list[dict[str, Any]]:
     ]
 
 
+# --- Dyck and synthetic reasoning: HELM's classes generate their instances from a seed, and read no file ------------
+
+
+def dyck_cases() -> list[dict[str, Any]]:
+    """The suite's scenario against HELM's class with the suite's sizes (``seeded``), and ``dyck_language(pairs=3)``
+    against HELM's ``dyck_language_np=3`` run (``helm_run``: its default 3 train and 500 test instances)."""
+    helm = "dyck_language_scenario.DyckLanguageScenario"
+    splits = {"train": "train", "test": "test"}
+    return [
+        case(
+            "dyck_language_np3",
+            "test_dyck.py",
+            "dyck",
+            helm,
+            splits,
+            {},
+            edition="seeded",
+            arguments={"num_parenthesis_pairs": 3, "num_train_instances": 3, "num_test_instances": 30, "seed": 42},
+        ),
+        case(
+            "dyck_language_np3",
+            "test_dyck.py",
+            "",
+            helm,
+            splits,
+            {},
+            edition="helm_run",
+            generator={"name": "dyck_language", "arguments": {"pairs": 3}},
+            arguments={"num_parenthesis_pairs": 3},
+        ),
+    ]
+
+
+REASONING_LISTED = 10
+"""Of each HELM split of a synthetic reasoning case, the golden lists this many instances in full; a digest covers all."""
+
+
+def synthetic_reasoning_cases() -> list[dict[str, Any]]:
+    """Per mode, HELM's class as its run builds it (``SyntheticReasoningScenario(mode)``: 1000 train, 5000 valid and
+    5000 test instances; sizes are not among its arguments). ``seeded``: the suite's scenario, HELM's first 1000
+    train and first 10 test instances (``keep``: the first n of each HELM split); ``helm_run``:
+    ``synthetic_reasoning(mode)``, all 11000."""
+    helm = "synthetic_reasoning_scenario.SyntheticReasoningScenario"
+    splits = {"train": "train", "valid": "valid", "test": "test"}
+    cases = []
+    for mode in ("pattern_match", "variable_substitution", "induction"):
+        common = {"arguments": {"mode": mode}, "listed": REASONING_LISTED}
+        cases += [
+            case(
+                f"synthetic_reasoning_{mode}",
+                "test_synthetic_reasoning.py",
+                "reasoning",
+                helm,
+                splits,
+                {},
+                edition="seeded",
+                call=[mode],
+                keep={"train": 1000, "valid": 0, "test": 10},
+                **common,
+            ),
+            case(
+                f"synthetic_reasoning_{mode}",
+                "test_synthetic_reasoning.py",
+                "",
+                helm,
+                splits,
+                {},
+                edition="helm_run",
+                generator={"name": "synthetic_reasoning", "arguments": {"mode": mode}},
+                **common,
+            ),
+        ]
+    return cases
+
+
 # --- the cases ---------------------------------------------------------------------------------------------------------
 
 
@@ -775,19 +850,9 @@ NOT_COVERED: dict[str, str] = {
         "the suite cuts ten passages written for this project at seeded points (synthetic/memorisation.py), "
         "so there are no rows both read. Not compared; no helm_id."
     ),
-    "test_dyck.py": (
-        "HELM 0.5.16 generates DyckLanguageScenario's instances itself from its seed; the project's generator follows "
-        "HELM's procedure with its own draws and sizes (synthetic/dyck.py), so there are no rows both read. "
-        "Not compared; no helm_id."
-    ),
     "test_numeracy.py": (
         "HELM 0.5.16 generates NumeracyScenario's instances itself from its seed; the project's generator follows its "
         "procedure with its own draws (synthetic/numeracy.py). Not compared; no helm_id."
-    ),
-    "test_synthetic_reasoning.py": (
-        "HELM 0.5.16 generates SyntheticReasoningScenario's instances itself from its seed and word lists; the "
-        "project's generator uses its own words and redraws ambiguous distractors (synthetic/reasoning.py). "
-        "Not compared; no helm_id."
     ),
     "test_bias.py": (
         "HELM 0.5.16 has no scenario for these: its bias metrics run over other scenarios' generations, and the "
@@ -902,6 +967,8 @@ def all_cases() -> list[dict[str, Any]]:
             NARRATIVE_QA_HUB,
         ),
         *(raft_case(subset) for subset in RAFT),
+        *dyck_cases(),
+        *synthetic_reasoning_cases(),
     ]
 
 

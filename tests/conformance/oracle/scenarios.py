@@ -6,6 +6,11 @@ runner does when any instance lacks an id, ``with_instance_ids``. It records eac
 id, split, input text, references with their tags, and contrast inputs and references where the class gives them.
 The case goes into the golden without its files (they follow from the rows, and the test needs the rows only).
 
+The Dyck and synthetic reasoning classes read no file: they generate their instances from their seed. A case's
+``keep`` (HELM split -> n) keeps the first n instances of each split (the synthetic reasoning class takes no sizes);
+with ``listed``, the golden lists the first ``listed`` kept instances of each split in full and keeps
+``instances_count`` and ``instances_sha256`` (sha256 of the kept records as compact JSON with sorted keys) for all.
+
 HELM's RAFT module reads ``ought/raft`` through ``datasets.load_dataset``; ``datasets`` (pyarrow and more) is not
 installed here, so a stand-in hands the class the shipped rows, split by the real ``datasets`` on the inputs side.
 HELM's CivilComments reads its CSV with ``pandas.read_csv(path, index_col=0)``, keeps ``df.loc[df[d] >= 0.5]`` and
@@ -18,7 +23,9 @@ from __future__ import annotations
 
 import csv
 import gzip
+import hashlib
 import importlib
+import json
 import math
 import pickle
 import sys
@@ -181,11 +188,37 @@ def helm_instances(case: dict[str, Any]) -> list[dict[str, Any]]:
     return [record(instance) for instance in instances]
 
 
+def first_per_split(found: list[dict[str, Any]], counts: dict[str, int]) -> list[dict[str, Any]]:
+    """The first ``counts[split]`` records of each split, in HELM's order."""
+    seen: dict[str, int] = {}
+    kept = []
+    for item in found:
+        seen[item["split"]] = seen.get(item["split"], 0) + 1
+        if seen[item["split"]] <= counts.get(item["split"], 0):
+            kept.append(item)
+    return kept
+
+
+def generated(case: dict[str, Any], found: list[dict[str, Any]]) -> dict[str, Any]:
+    """A generating class's records: the ``keep`` selection, listed in full or (``listed``) in part with a digest."""
+    if "keep" in case:
+        found = first_per_split(found, case["keep"])
+    if "listed" not in case:
+        return {"instances": found}
+    digest = hashlib.sha256(json.dumps(found, sort_keys=True, ensure_ascii=False, separators=(",", ":")).encode())
+    return {
+        "instances": first_per_split(found, {item["split"]: case["listed"] for item in found}),
+        "instances_count": len(found),
+        "instances_sha256": digest.hexdigest(),
+    }
+
+
 def main(inputs: dict[str, Any], files: Path) -> dict[str, Any]:
     cases = []
     for case in inputs["cases"]:
         found = helm_instances(case)
-        cases.append({**{key: value for key, value in case.items() if key not in ("files", "raft")}, "instances": found})
+        result = generated(case, found) if case["edition"] in ("seeded", "helm_run") else {"instances": found}
+        cases.append({**{key: value for key, value in case.items() if key not in ("files", "raft")}, **result})
     return {"cases": cases, "not_covered": inputs["not_covered"]}
 
 
