@@ -3,9 +3,10 @@
 HELM's Dyck and synthetic reasoning classes draw from ``np.random.seed(n)`` / ``np.random.RandomState(n)``. That
 stream is frozen by numpy's compatibility policy (NEP 19), and it is the MT19937 generator Python's ``random`` also
 runs; only the seeding and the way a bounded integer is cut from 32-bit words differ. So a ``random.Random`` given
-the state numpy's integer seeding builds yields numpy's 32-bit words, and the few methods below turn them into
-numpy's numbers (numpy/random/_legacy and distributions.c: bounded integers by masked rejection, shuffles by
-``random_interval``). ``tests/unit/test_legacy_numpy.py`` checks them against numpy itself.
+the state numpy's integer seeding builds (``_legacy_seeding`` in numpy/random/_mt19937.pyx) yields numpy's 32-bit
+words, and the few methods below turn them into numpy's numbers as numpy/random/src/distributions/distributions.c
+does (``random_bounded_uint64_fill``: masked rejection; ``random_interval``: shuffles).
+``tests/unit/test_legacy_numpy.py`` checks them against numpy itself.
 """
 
 from __future__ import annotations
