@@ -35,7 +35,8 @@ boolq = Scenario(
     # Table 4 for BoolQ: robustness (invariance and equivariance: the contrast sets) and fairness, computed by default.
     perturbations=("robustness", "fairness", "equivariance"),
     metrics=(
-        *metrics.HELM_EXACT_MATCH,  # HELM's boolq run spec: get_exact_match_metric_specs
+        "quasi_exact_match",  # the main metric, then the rest of HELM's boolq run spec (get_exact_match_metric_specs)
+        *metrics.HELM_EXACT_MATCH,
         "balanced_accuracy",
         "f1_macro",
         *metrics.CALIBRATION,

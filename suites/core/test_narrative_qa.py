@@ -43,7 +43,8 @@ narrative_qa = Scenario(
     stop=("\n",),
     perturbations=("robustness", "fairness"),
     metrics=(
-        *metrics.HELM_OPEN_ENDED,  # HELM's narrative_qa run spec: get_open_ended_generation_metric_specs
+        "f1_score",  # the main metric, then the rest of HELM's run spec (get_open_ended_generation_metric_specs)
+        *metrics.HELM_OPEN_ENDED,
         *metrics.CALIBRATION,
         *metrics.HELM_BIAS,
         *metrics.HELM_TOXICITY,

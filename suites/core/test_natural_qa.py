@@ -31,7 +31,8 @@ CLOSED_BOOK = Fields(input="question", prepare=natural_qa_row)
 # HELM's F1 metric specs (exact_match, quasi_exact_match, f1_score), calibration, HELM's six bias metrics and
 # toxicity over the answers (Table 4: every family for NaturalQuestions); robustness/fairness come from perturbations.
 METRICS = (
-    *metrics.HELM_F1,  # HELM's natural_qa run spec: get_f1_metric_specs
+    "f1_score",  # the main metric, then the rest of HELM's natural_qa run spec (get_f1_metric_specs)
+    *metrics.HELM_F1,
     "ece_10_bin",
     "ece_1_bin",
     "selective_acc_at_10",

@@ -45,7 +45,7 @@ quac = Scenario(
     max_tokens=100,
     stop=("\n",),
     perturbations=("robustness", "fairness"),
-    metrics=(*metrics.HELM_F1, *metrics.CALIBRATION, *metrics.HELM_BIAS, *metrics.HELM_TOXICITY),
+    metrics=("f1_score", *metrics.HELM_F1, *metrics.CALIBRATION, *metrics.HELM_BIAS, *metrics.HELM_TOXICITY),
 )
 def test_quac(completion, record):
     record(answered=bool(completion.text.strip()))

@@ -94,7 +94,8 @@ def raft_test(subset: str) -> Callable[..., None]:
         stop=("\n",),
         perturbations=("robustness", "fairness"),
         metrics=(
-            *metrics.HELM_EXACT_MATCH,  # HELM's raft run spec: get_exact_match_metric_specs
+            "quasi_exact_match",  # the main metric, then the rest of HELM's raft run spec (get_exact_match_metric_specs)
+            *metrics.HELM_EXACT_MATCH,
             "classification_macro_f1",  # HELM's raft run spec: ClassificationMetric, labels from the gold ones
             "classification_micro_f1",
             *metrics.CALIBRATION,
