@@ -24,7 +24,6 @@ from __future__ import annotations
 import argparse
 import importlib
 import json
-import os
 import subprocess
 import sys
 import tempfile
@@ -41,25 +40,16 @@ SCHEMA = 1
 
 
 def default_venv() -> Path:
-    cache = os.environ.get("PYTEST_HOLISTIC_CACHE_DIR") or Path.home() / ".cache" / "pytest-holistic"
-    return Path(cache) / "conformance-oracle"
+    from tests.conformance.envs import cache_root
+
+    return cache_root() / "conformance-oracle"
 
 
 def ensure_oracle(venv: Path) -> Path:
     """The oracle interpreter, (re)installed when ``oracle_requirements.txt`` changed since the last install."""
-    python = venv / "bin" / "python"
-    stamp = venv / "requirements.installed"
-    wanted = REQUIREMENTS.read_text(encoding="utf-8")
-    if python.exists() and stamp.exists() and stamp.read_text(encoding="utf-8") == wanted:
-        return python
-    if not python.exists():
-        subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
-    subprocess.run(
-        [str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check", "--no-deps", "-r", str(REQUIREMENTS)],
-        check=True,
-    )
-    stamp.write_text(wanted, encoding="utf-8")
-    return python
+    from tests.conformance.envs import ensure_env
+
+    return ensure_env(venv, REQUIREMENTS)
 
 
 def oracle_versions(python: Path) -> dict[str, str]:
@@ -100,13 +90,13 @@ def generate(section: str, python: Path, versions: dict[str, str]) -> Path:
 
 
 def main(argv: list[str] | None = None) -> int:
+    sys.path.insert(0, str(ROOT))  # run as a script: the project's tests package, for the inputs and envs
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--only", action="append", choices=SECTIONS, help="regenerate this section only (repeatable)")
     parser.add_argument(
         "--venv", type=Path, default=default_venv(), help="where the oracle environment lives (default: %(default)s)"
     )
     args = parser.parse_args(argv)
-    sys.path.insert(0, str(ROOT))
     python = ensure_oracle(args.venv)
     versions = oracle_versions(python)
     for section in args.only or SECTIONS:

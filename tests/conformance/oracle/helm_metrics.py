@@ -34,26 +34,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import _oracle
 import _stubs
-
-
-def _write_punkt_tab(root: Path) -> None:
-    """The English Punkt parameters in the layout ``nltk.download('punkt_tab')`` installs."""
-    from punkt.data import english
-
-    folder = root / "tokenizers" / "punkt_tab" / "english"
-    folder.mkdir(parents=True)
-    rows = {
-        "abbrev_types.txt": sorted(english.ABBREV_TYPES),
-        "sent_starters.txt": sorted(english.SENT_STARTERS),
-        "collocations.tab": sorted("\t".join(pair) for pair in english.COLLOCATIONS),
-        "ortho_context.tab": sorted(f"{typ}\t{flags}" for typ, flags in english.ORTHO_CONTEXT.items()),
-    }
-    for name, lines in rows.items():
-        (folder / name).write_text("\n".join(lines), encoding="utf-8", newline="")
-
+from _punkt import write_punkt_tab
 
 _NLTK_DATA = tempfile.mkdtemp(prefix="oracle-nltk-")
-_write_punkt_tab(Path(_NLTK_DATA))
+write_punkt_tab(Path(_NLTK_DATA))
 os.environ["NLTK_DATA"] = _NLTK_DATA  # read by nltk at import, before HELM's install_nltk_resources looks
 
 _numba = types.ModuleType("numba")

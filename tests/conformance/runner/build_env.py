@@ -8,8 +8,6 @@ environment until either changes. Nothing here touches the project's own environ
 
 from __future__ import annotations
 
-import os
-import subprocess
 import sys
 from pathlib import Path
 
@@ -19,25 +17,18 @@ TORCH = "torch==2.13.0"
 
 
 def default_venv() -> Path:
-    cache = os.environ.get("PYTEST_HOLISTIC_CACHE_DIR") or Path.home() / ".cache" / "pytest-holistic"
-    return Path(cache) / "helm-runner"
+    from tests.conformance.envs import cache_root
+
+    return cache_root() / "helm-runner"
 
 
 def ensure(venv: Path) -> Path:
     """The environment's interpreter, (re)installed when the pins changed since the last install."""
-    python = venv / "bin" / "python"
-    stamp = venv / "requirements.installed"
-    wanted = f"{TORCH}\n" + REQUIREMENTS.read_text(encoding="utf-8")
-    if python.exists() and stamp.exists() and stamp.read_text(encoding="utf-8") == wanted:
-        return python
-    if not python.exists():
-        subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
-    pip = [str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check", "--no-deps"]
-    subprocess.run([*pip, TORCH], check=True)
-    subprocess.run([*pip, "-r", str(REQUIREMENTS)], check=True)
-    stamp.write_text(wanted, encoding="utf-8")
-    return python
+    from tests.conformance.envs import ensure_env
+
+    return ensure_env(venv, REQUIREMENTS, first=(TORCH,))
 
 
 if __name__ == "__main__":
+    sys.path.insert(0, str(HERE.parents[2]))  # run as a script: the project's tests package
     print(ensure(Path(sys.argv[1]) if len(sys.argv) > 1 else default_venv()))

@@ -22,24 +22,9 @@ from pathlib import Path
 ORACLE = Path(__file__).resolve().parent.parent / "oracle"
 sys.path.insert(0, str(ORACLE))
 
+from _punkt import write_punkt_tab  # noqa: E402
 from _stubs import install  # noqa: E402
 from perturbations import mirror_helm  # noqa: E402
-
-def write_punkt_tab(root: Path) -> None:
-    """The English Punkt parameters in the layout ``nltk.download('punkt_tab')`` installs."""
-    from punkt.data import english
-
-    folder = root / "tokenizers" / "punkt_tab" / "english"
-    folder.mkdir(parents=True)
-    rows = {
-        "abbrev_types.txt": sorted(english.ABBREV_TYPES),
-        "sent_starters.txt": sorted(english.SENT_STARTERS),
-        "collocations.tab": sorted("\t".join(pair) for pair in english.COLLOCATIONS),
-        "ortho_context.tab": sorted(f"{typ}\t{flags}" for typ, flags in english.ORTHO_CONTEXT.items()),
-    }
-    for name, lines in rows.items():
-        (folder / name).write_text("\n".join(lines), encoding="utf-8", newline="")
-
 
 STUBBED = ("spacy", "torchvision", "datasets", "cloudpickle", "narwhals")
 """Imported by helm-run's modules, never called on these runs (left out of requirements.txt)."""

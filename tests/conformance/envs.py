@@ -1,0 +1,39 @@
+"""The reference environments: virtual environments under the pytest-holistic cache, each holding exactly its pins.
+
+Every line is installed with ``--no-deps``, so pip resolves nothing by itself (it can pull neither a CUDA torch nor a
+newer version than the file says), and the project's own environment is never touched. A stamp of what was installed
+keeps a built environment until its pins change.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+
+def cache_root() -> Path:
+    """Where the environments live: ``PYTEST_HOLISTIC_CACHE_DIR``, else ``~/.cache/pytest-holistic``."""
+    return Path(os.environ.get("PYTEST_HOLISTIC_CACHE_DIR") or Path.home() / ".cache" / "pytest-holistic")
+
+
+def ensure_env(venv: Path, requirements: Path, *, first: Sequence[str] = ()) -> Path:
+    """The environment's interpreter, (re)installed when the pins changed since the last install.
+
+    ``first``: requirements installed alone before the file (torch, so nothing in the file can bring another build).
+    """
+    python = venv / "bin" / "python"
+    stamp = venv / "requirements.installed"
+    wanted = "".join(f"{line}\n" for line in first) + requirements.read_text(encoding="utf-8")
+    if python.exists() and stamp.exists() and stamp.read_text(encoding="utf-8") == wanted:
+        return python
+    if not python.exists():
+        subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    pip = [str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check", "--no-deps"]
+    if first:
+        subprocess.run([*pip, *first], check=True)
+    subprocess.run([*pip, "-r", str(requirements)], check=True)
+    stamp.write_text(wanted, encoding="utf-8")
+    return python
