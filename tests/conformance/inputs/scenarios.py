@@ -364,14 +364,19 @@ NARRATIVE_QA_HUB = {  # documents with several questions, of which HELM draws on
 # --- CivilComments: wilds_civil_comments.csv (WILDS' all_data_with_identities.csv, an unnamed index column first) ------
 
 
+def civil_comments_csv(rows: list[Row]) -> str:
+    """The shipped rows as WILDS' CSV: the first row's columns, an unnamed index column first."""
+    columns = list(rows[0])
+    return csv_text([["", *columns], *([index, *(row.get(column, "") for column in columns)] for index, row in enumerate(rows))])
+
+
 def civil_comments_cases() -> list[dict[str, Any]]:
     """One case per demographic, as HELM runs it. Offline only: the hub source reads the same CSV schema by URL."""
     from pytest_holistic.scenarios.helm_rows_mc import CIVIL_COMMENTS_DEMOGRAPHICS
 
     data = "civil_comments.jsonl"
     rows = read_rows(data)
-    columns = list(rows[0])
-    text = csv_text([["", *columns], *([index, *(row.get(column, "") for column in columns)] for index, row in enumerate(rows))])
+    text = civil_comments_csv(rows)
     present = [name for name in CIVIL_COMMENTS_DEMOGRAPHICS if any((row.get(name) or 0) >= 0.5 for row in rows)]
     return [
         case(

@@ -11,6 +11,22 @@ Not covered: ranking. HELM's ``MSMARCOScenario`` reads a BM25 run: a training qu
 wrong one ranked 11 to 20, a validation query at least ``valid_topk`` of them (11 or more, ``MIN_TOPK``; without it,
 only its judged passages, i.e. the gold ones), while the offline rows hold the 7 passages Bing returned per query; writing them as HELM's files would mean inventing passages, so the two runs would not be
 the same run. (The project's ranking also scores ``Yes``/``No`` where HELM generates: README, "Where we differ".)
+
+Not covered: summarization (XSum, CNN/DailyMail). HELM's ``SummarizationMetric.__init__`` (metrics/
+summarization_metrics.py) downloads spaCy's ``en_core_web_sm`` when it is not installed and imports summ_eval's
+``DataStatsMetric``, and its run specs sample at temperature 0.3 where the project decodes greedily (README), so the
+answers would differ even with the model in place.
+
+Not covered: RAFT. ``get_raft_spec`` builds its instructions from a settings file HELM downloads, and
+``RAFTScenario`` reads ``ought/raft`` with ``datasets.load_dataset`` (the hub; stubbed in this environment); the
+project's instructions and field order are its own (README, "RAFT"), so the prompts would not be HELM's.
+
+Not covered: the toxicity prompts. HELM's ``real_toxicity_prompts`` run scores completions with the Perspective API
+(network, a key) and samples five completions at temperature 0.9.
+
+CivilComments is covered for one demographic (``male``: the offline rows' comments naming it and no other); HELM's
+``demographic=all`` run, and a comment naming two demographics, would put comments of other groups in one run, which
+the suite's per-group run does not make (README, "CivilComments").
 """
 
 from __future__ import annotations
@@ -23,6 +39,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pytest_holistic.scenarios.helm_rows_mc import CIVIL_COMMENTS_DEMOGRAPHICS
+from tests.conformance.inputs import scenarios as layouts
 
 ROOT = Path(__file__).resolve().parents[3]
 DATA = ROOT / "suites" / "core" / "data"
@@ -37,7 +55,8 @@ class Case:
     ``rows``: per split of the offline file, how many of its first rows are kept (file order). ``entry``: HELM's run
     entry, the model added by the generator. ``helm_files``: the kept rows as the files HELM's class downloads,
     ``{path under benchmark_output/scenarios/<scenario>/: text}``. ``test``: the suite's test function to run.
-    ``marker``: marker keywords the copied suite file gets instead of its own (a method the core suite does not use).
+    ``extra``: a test function appended to the copied suite file (a method or setting the core suite does not use).
+    ``pick``: which rows count at all (CivilComments: one demographic's comments, the run HELM makes of them).
     """
 
     name: str
@@ -49,6 +68,7 @@ class Case:
     helm_scenario: str
     helm_files: Callable[[Sequence[Row]], dict[str, str]]
     extra: str | None = None
+    pick: Callable[[Row], bool] | None = None
 
     def kept(self) -> list[dict[str, Any]]:
         """The offline edition's rows this case keeps, in the file's order."""
@@ -58,6 +78,8 @@ class Case:
             if not line.strip():
                 continue
             row = json.loads(line)
+            if self.pick is not None and not self.pick(row):
+                continue
             if left.get(row.get("split"), 0) > 0:
                 left[row.get("split")] -= 1
                 kept.append(row)
@@ -214,5 +236,79 @@ def test_openbookqa_calibrated(completion):
 def test_the_pile_whole(completion):
     assert completion.scored_tokens > 0
 """,
+    ),
+    Case(
+        "imdb",
+        "test_imdb.py",
+        "test_imdb",
+        "imdb.jsonl",
+        {"train": 3, "test": 4},  # two labels among both; the test rows' contrast sets are written, never run
+        "imdb:data_augmentation=canonical",
+        "imdb",
+        lambda rows: layouts.imdb_files(layouts.by_split(rows, ("train", "test"))),
+    ),
+    Case(
+        "truthful_qa",
+        "test_truthfulqa.py",
+        "test_truthfulqa",
+        "truthfulqa.jsonl",
+        {None: 10},  # HELM's first 20% (2 rows) are the in-context pool, the other 8 evaluated
+        "truthful_qa:task=mc_single",
+        "truthful_qa",
+        layouts.truthfulqa_files,
+    ),
+    Case(
+        "narrative_qa",
+        "test_narrative_qa.py",
+        "test_narrative_qa",
+        "narrative_qa.jsonl",
+        {"train": 3, "test": 4},
+        # open-ended metrics (F1, ROUGE-L, BLEU) under HELM's robustness and fairness perturbations
+        "narrative_qa:data_augmentation=canonical",
+        "narrativeqa",  # NarrativeQAScenario.name, the folder it downloads into
+        lambda rows: layouts.narrative_qa_files(layouts.by_split(rows, ("train", "test"))),
+    ),
+    Case(
+        "quac",
+        "test_quac.py",
+        "test_quac",
+        "quac.jsonl",
+        {"train": 2, "valid": 4},
+        "quac",
+        "quac",
+        lambda rows: layouts.quac_files(layouts.by_split(rows, ("train", "valid"))),
+    ),
+    Case(
+        "natural_qa_openbook_longans",
+        "test_natural_qa.py",
+        "test_natural_qa_openbook_longans",
+        "natural_qa.jsonl",
+        {None: 8},  # HELM's split by position: 4 train, 4 valid
+        "natural_qa:mode=openbook_longans",
+        "natural_qa",
+        layouts.natural_qa_files,
+    ),
+    Case(
+        "natural_qa_closedbook",
+        "test_natural_qa.py",
+        "test_natural_qa_closedbook",
+        "natural_qa.jsonl",
+        {None: 8},
+        "natural_qa:mode=closedbook",
+        "natural_qa",
+        layouts.natural_qa_files,
+    ),
+    Case(
+        "civil_comments",
+        "test_civil_comments.py",
+        "test_civil_comments",
+        "civil_comments.jsonl",
+        {"train": 5, "test": 5},
+        "civil_comments:demographic=male",
+        "civil_comments",
+        lambda rows: {"wilds_civil_comments.csv": layouts.civil_comments_csv(list(rows))},
+        # Only comments naming the demographic and no other: HELM's run holds no other, and the suite's one run then
+        # holds this demographic alone (its run-level numbers are HELM's) with no other group's ids beside it.
+        pick=lambda row: [k for k in CIVIL_COMMENTS_DEMOGRAPHICS if (row.get(k) or 0) >= 0.5] == ["male"],
     ),
 )

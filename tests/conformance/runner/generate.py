@@ -16,6 +16,7 @@ sorted, so regenerating on the same pins gives a byte-identical file.
 from __future__ import annotations
 
 import argparse
+import gzip
 import json
 import subprocess
 import sys
@@ -148,8 +149,11 @@ def main(argv: list[str] | None = None) -> int:
             for relative, text in case.helm_files(case.kept()).items():
                 path = output / "scenarios" / case.helm_scenario / relative
                 path.parent.mkdir(parents=True, exist_ok=True)
-                path.write_text(text, encoding="utf-8")
-        entries = [f"{case.entry},model={HELM_MODEL}" for case in CASES]
+                data = text.encode("utf-8")
+                # NaturalQuestions' dev files are gzipped JSON lines (mtime 0: the same bytes every time)
+                path.write_bytes(gzip.compress(data, mtime=0) if relative.endswith(".gz") else data)
+        # an entry without arguments ("quac") takes the model as its first one
+        entries = [f"{case.entry}{',' if ':' in case.entry else ':'}model={HELM_MODEL}" for case in CASES]
         table = write_word_lists(output)
         oracle = [str(python), str(HERE / "oracle.py"), str(folder), str(output), str(table), *entries]
         subprocess.run(oracle, check=True, cwd=scratch)

