@@ -34,7 +34,7 @@ from __future__ import annotations
 import csv
 import io
 import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -45,7 +45,7 @@ from tests.conformance.inputs import scenarios as layouts
 ROOT = Path(__file__).resolve().parents[3]
 DATA = ROOT / "suites" / "core" / "data"
 
-Row = Mapping[str, Any]
+Row = dict[str, Any]
 
 
 @dataclass(frozen=True)
@@ -66,7 +66,7 @@ class Case:
     rows: Mapping[str | None, int]
     entry: str
     helm_scenario: str
-    helm_files: Callable[[Sequence[Row]], dict[str, str]]
+    helm_files: Callable[[list[Row]], Mapping[str, Any]]
     extra: str | None = None
     pick: Callable[[Row], bool] | None = None
 
@@ -86,70 +86,21 @@ class Case:
         return kept
 
 
-def _jsonl(rows: Sequence[Row]) -> str:
-    return "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows)
+def _boolq(rows: list[Row]) -> dict[str, Any]:
+    """BoolQ, with the kept validation rows' contrast sets: HELM's class attaches them to its instances
+    (``contrast_inputs``) for the contrast perturbation, which the canonical run does not ask for."""
+    return layouts.boolq_files(layouts.by_split(rows, ("train", "validation")))
 
 
-def _split(rows: Sequence[Row], split: str) -> list[Row]:
-    return [row for row in rows if row.get("split") == split]
-
-
-def _boolq(rows: Sequence[Row]) -> dict[str, str]:
-    """BoolQ: ``data/train`` and ``data/dev`` (question, passage, answer as a boolean) and the contrast-set file, empty."""
-
-    def triplets(split: str) -> str:
-        return _jsonl([{"question": r["question"], "passage": r["passage"], "answer": r["answer"]} for r in _split(rows, split)])
-
-    # boolq_perturbed.jsonl is one JSON object whose "data" list starts with a header entry HELM skips.
-    contrast = json.dumps({"data": [{}]})
-    return {"data/train": triplets("train"), "data/dev": triplets("validation"), "data/boolq_perturbed.jsonl": contrast}
-
-
-def _mmlu(subject: str) -> Callable[[Sequence[Row]], dict[str, str]]:
-    """MMLU: ``data/<split>/<subject>_<split>.csv``, rows ``question, choice..., letter`` without a header."""
-
-    def files(rows: Sequence[Row]) -> dict[str, str]:
-        out: dict[str, str] = {}
-        for split in ("dev", "test"):
-            text = io.StringIO()
-            writer = csv.writer(text, lineterminator="\n")
-            for r in _split(rows, split):
-                writer.writerow([r["question"], *r["choices"], "ABCDE"[int(r["answer"])]])
-            out[f"data/{split}/{subject}_{split}.csv"] = text.getvalue()
-        return out
-
-    return files
-
-
-def _hellaswag(rows: Sequence[Row]) -> dict[str, str]:
-    """HellaSwag: ``data/hellaswag_{train,val}.jsonl``, the original release's rows (``label`` an integer)."""
-    fields = ("ind", "activity_label", "ctx_a", "ctx_b", "ctx", "endings", "source_id", "split", "split_type")
-    return {
-        f"data/hellaswag_{split}.jsonl": _jsonl(
-            [{**{k: r[k] for k in fields}, "label": int(r["label"])} for r in _split(rows, split)]
-        )
-        for split in ("train", "val")
-    }
-
-
-def _openbookqa(rows: Sequence[Row]) -> dict[str, str]:
-    """OpenBookQA: ``data/OpenBookQA-V1-Sep2018/Data/Main/{train,test}.jsonl``, the release's nested rows."""
-
-    def item(r: Row) -> dict[str, Any]:
-        choices = [{"text": t, "label": l} for t, l in zip(r["choices"]["text"], r["choices"]["label"])]
-        return {"id": r["id"], "question": {"stem": r["question_stem"], "choices": choices}, "answerKey": r["answerKey"]}
-
-    return {
-        f"data/OpenBookQA-V1-Sep2018/Data/Main/{split}.jsonl": _jsonl([item(r) for r in _split(rows, split)])
-        for split in ("train", "test")
-    }
+def _mmlu(subject: str) -> Callable[[list[Row]], dict[str, Any]]:
+    return lambda rows: layouts.mmlu_files(layouts.by_split(rows, ("dev", "test")), subject)
 
 
 PILE_SUBSET = "BookCorpus2"
 """A subset HELM reads whole (no subsample indices to fetch); HELM caches a subset as ``<subset>.csv``, one document a row."""
 
 
-def _the_pile(rows: Sequence[Row]) -> dict[str, str]:
+def _the_pile(rows: list[Row]) -> dict[str, str]:
     text = io.StringIO()
     writer = csv.writer(text, lineterminator="\n")
     for r in rows:
@@ -188,7 +139,8 @@ CASES: tuple[Case, ...] = (
         {"train": 3, "val": 5},
         "commonsense:dataset=hellaswag,method=multiple_choice_separate_original",
         "hellaswag",
-        _hellaswag,
+        # Rowan/hellaswag's rows carry their split ("train", "val") as a column, which HELM's file keeps
+        lambda rows: layouts.hellaswag_files(layouts.by_split(rows, ("train", "val"), drop=("id",))),
     ),
     Case(
         "openbookqa",
@@ -198,7 +150,7 @@ CASES: tuple[Case, ...] = (
         {"train": 4, "test": 5},
         "commonsense:dataset=openbookqa,method=multiple_choice_separate_calibrated",
         "openbookqa",
-        _openbookqa,
+        lambda rows: layouts.openbookqa_files(layouts.by_split(rows, ("train", "test"), drop=("split",))),
         # HELM's adapter spec for the separate methods (adaptation/common_adapter_specs.py,
         # get_multiple_choice_separate_adapter_spec), as the HellaSwag suite writes it for the original method.
         extra="""
@@ -306,7 +258,7 @@ def test_the_pile_whole(completion):
         {"train": 5, "test": 5},
         "civil_comments:demographic=male",
         "civil_comments",
-        lambda rows: {"wilds_civil_comments.csv": layouts.civil_comments_csv(list(rows))},
+        lambda rows: {"wilds_civil_comments.csv": layouts.civil_comments_csv(rows)},
         # Only comments naming the demographic and no other: HELM's run holds no other, and the suite's one run then
         # holds this demographic alone (its run-level numbers are HELM's) with no other group's ids beside it.
         pick=lambda row: [k for k in CIVIL_COMMENTS_DEMOGRAPHICS if (row.get(k) or 0) >= 0.5] == ["male"],
