@@ -7,7 +7,7 @@ same rows in a pytest subprocess, and each record of ``report.json`` is matched 
 ``Instance.helm_id`` (The Pile's documents, which HELM numbers by position and the suite does not, by their text).
 
 Tolerances: texts and counts are compared exactly; a number both sides compute with the same arithmetic from the same
-answers within ``EXACT`` (1e-6). Log-probabilities come from the same torch and transformers on both sides, but HELM
+answers (accuracy, F1, ROUGE-L, BLEU, the classification F1s) within ``EXACT`` (1e-6). Log-probabilities come from the same torch and transformers on both sides, but HELM
 sends one request at a time and sums float32 token values one by one, while the project batches with padding: a sum
 differs in its last digits (measured: 7e-6 for an option of a few tokens, 3e-5 for a 1,100-token document), within
 ``LOGPROB`` (1e-4, absolute). The Pile runs with one piece per document (``chunk_words`` above its length), which is
