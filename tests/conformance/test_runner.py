@@ -5,6 +5,9 @@ the offline rows written where they download, its run specs, ``HuggingFaceClient
 ``runner/model.py`` builds deterministically. Here the same model is rebuilt, the core suite's own files run on the
 same rows in a pytest subprocess, and each record of ``report.json`` is matched with HELM's instance by
 ``Instance.helm_id`` (The Pile's documents, which HELM numbers by position and the suite does not, by their text).
+The served cases run again with the same model behind ``runner/server.py``, an OpenAI-compatible server: HELM through
+its ``OpenAILegacyCompletionsClient``, pytest through ``openai:``. There the model's answers carry log-probabilities,
+so HELM computes calibration, and the runs' calibration numbers are compared too.
 
 Tolerances: texts and counts are compared exactly; a number both sides compute with the same arithmetic from the same
 answers (accuracy, F1, ROUGE-L, BLEU, the classification F1s) within ``EXACT`` (1e-6). Log-probabilities come from the same torch and transformers on both sides, but HELM
@@ -23,14 +26,16 @@ import os
 import shutil
 import subprocess
 import sys
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.conformance.runner.cases import CASES, ROOT
+from tests.conformance.runner.cases import CASES, ROOT, SERVED_CASES, Case, served
 from tests.conformance.runner.model import build, fingerprint
+from tests.conformance.runner.server import NAME as SERVED_NAME
+from tests.conformance.runner.server import serving
 
 GOLDEN = json.loads((Path(__file__).parent / "golden" / "runner.json").read_text(encoding="utf-8"))
 EXACT = 1e-6
@@ -91,13 +96,11 @@ def runner_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return folder
 
 
-@pytest.fixture(scope="session")
-def project_run(runner_model: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, dict[str, Any]]]:
-    """Every case's records from one pytest run of the core suite's files on the cases' rows, keyed like the golden."""
-    suite = tmp_path_factory.mktemp("runner-suite")
+def _pytest_run(cases: Sequence[Case], model: str, suite: Path, reports: Path, *extra_targets: str) -> dict[str, Any]:
+    """One pytest run of the core suite's files on ``cases``' rows against ``model``; its runs by test name."""
     (suite / "data").mkdir()
     targets = []
-    for case in CASES:
+    for case in cases:
         copy = suite / case.suite
         if not copy.exists():
             shutil.copyfile(ROOT / "suites" / "core" / case.suite, copy)
@@ -105,11 +108,9 @@ def project_run(runner_model: Path, tmp_path_factory: pytest.TempPathFactory) ->
             copy.write_text(copy.read_text(encoding="utf-8") + case.extra, encoding="utf-8")
         (suite / "data" / case.data).write_text("".join(json.dumps(row) + "\n" for row in case.kept()), encoding="utf-8")
         targets.append(f"{case.suite}::{case.test}")
-    targets.append(PIECES)
-    reports = tmp_path_factory.mktemp("runner-reports")
     command = [
-        sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "--model", str(runner_model),
-        "--holistic-report-dir", str(reports), "--holistic-no-cache", "--holistic-helm-shots", *targets,
+        sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "--model", model,
+        "--holistic-report-dir", str(reports), "--holistic-no-cache", "--holistic-helm-shots", *targets, *extra_targets,
     ]  # fmt: skip
     # A run of its own: nothing of this session's pytest (an xdist worker's variables, PYTEST_ADDOPTS) reaches it.
     ours = ("PYTEST_XDIST", "PYTEST_ADDOPTS", "PYTEST_CURRENT_TEST", "PYTEST_VERSION")
@@ -120,23 +121,37 @@ def project_run(runner_model: Path, tmp_path_factory: pytest.TempPathFactory) ->
     (report,) = reports.glob("*/latest/report.json")
     payload = json.loads(report.read_text(encoding="utf-8"))
     assert payload["complete"], done.stdout[-3000:]
-    runs = {run["key"].split("::")[-1]: run for run in payload["runs"]}
-    out: dict[str, dict[str, Any]] = {}
-    for case in CASES:
-        run = runs[case.test]
-        golden = GOLDEN["cases"][case.name]["instances"]
-        by_text = {entry["input"]: entry["id"] for entry in golden.values() if entry["perturbation"] is None}
-        # The suites perturb by default; HELM's run entry asks for perturbations only where the case names them.
-        kept = {None} | {entry["perturbation"] for entry in golden.values()}
-        records: dict[str, Any] = {"__run__": run}
-        for record in run["instances"]:
-            helm_id = record["instance"].get("helm_id") or by_text.get(record["instance"]["input"])
-            label = HELM_NAMES.get(record["perturbation"], record["perturbation"])
-            if label not in kept or helm_id is None:
-                continue
-            records[helm_id + (f"@{label}" if label else "")] = record
-        out[case.name] = records
+    return {run["key"].split("::")[-1]: run for run in payload["runs"]}
+
+
+def _records(name: str, run: Mapping[str, Any]) -> dict[str, Any]:
+    """A pytest run's records keyed as the golden case ``name`` keys HELM's instances (``id`` or ``id@perturbation``)."""
+    golden = GOLDEN["cases"][name]["instances"]
+    by_text = {entry["input"]: entry["id"] for entry in golden.values() if entry["perturbation"] is None}
+    # The suites perturb by default; HELM's run entry asks for perturbations only where the case names them.
+    kept = {None} | {entry["perturbation"] for entry in golden.values()}
+    records: dict[str, Any] = {"__run__": run}
+    for record in run["instances"]:
+        helm_id = record["instance"].get("helm_id") or by_text.get(record["instance"]["input"])
+        label = HELM_NAMES.get(record["perturbation"], record["perturbation"])
+        if label not in kept or helm_id is None:
+            continue
+        records[helm_id + (f"@{label}" if label else "")] = record
+    return records
+
+
+@pytest.fixture(scope="session")
+def project_run(runner_model: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, dict[str, Any]]]:
+    """Every golden case's records, keyed like the golden: one pytest run of the core suite's files on the cases' rows
+    with the model loaded in-process, one with the served cases' files against the same model behind ``server.py``."""
+    mktemp = tmp_path_factory.mktemp
+    runs = _pytest_run(CASES, str(runner_model), mktemp("runner-suite"), mktemp("runner-reports"), PIECES)
+    out = {case.name: _records(case.name, runs[case.test]) for case in CASES}
     out[PIECES] = runs[PIECES.split("::")[1]]
+    serving_cases = [case for case in CASES if case.name in SERVED_CASES]
+    with serving(runner_model) as url:
+        runs = _pytest_run(serving_cases, f"openai:{url}#{SERVED_NAME}", mktemp("served-suite"), mktemp("served-reports"))
+    out |= {served(case.name): _records(served(case.name), runs[case.test]) for case in serving_cases}
     return out
 
 
@@ -302,14 +317,63 @@ def test_aggregates(name: str, project_run: Mapping[str, Any]) -> None:
     assert not wrong, f"(pytest, HELM): {wrong}"
 
 
-@pytest.mark.parametrize("name", [name for name in sorted(GOLDEN["cases"]) if _method(name) in GENERATED])
+IN_PROCESS = [name for name in sorted(GOLDEN["cases"]) if name not in {served(n) for n in SERVED_CASES}]
+SERVED = sorted(served(name) for name in SERVED_CASES)
+HELM_CALIBRATION = {
+    "ece_10_bin": "ece_10_bin",
+    "ece_1_bin": "ece_1_bin",
+    "selective_acc_at_10": "selective_acc@10",
+    "selective_cov_acc_area": "selective_cov_acc_area",
+    "platt_ece_10_bin": "platt_ece_10_bin",
+}
+"""The suites' calibration metrics (``metrics.CALIBRATION``) and HELM's names for them (``compute_calibration_metrics``)."""
+PLATT = 2e-3
+"""HELM fits Platt scaling with scikit-learn's L-BFGS, the project with its own Newton steps to a tighter optimum
+(``test_helm_metrics.py``: at least as good a fit); the rescaled ECE then differs in its third decimal at most."""
+
+
+@pytest.mark.parametrize("name", [name for name in SERVED if _method(name) in GENERATED])
+def test_served_answer_probability(name: str, project_run: Mapping[str, Any]) -> None:
+    """Per instance, the answer's log-probability both runners read from the server's tokens (each cut where its
+    text ends: HELM drops the tokens from the one that starts with a stop sequence) and HELM's ``max_prob``."""
+    for key, helm in GOLDEN["cases"][name]["instances"].items():
+        if unchanged(name, key):
+            continue
+        record, (request,) = _record(project_run, name, key), helm["requests"]
+        stats = {stat.split("/", 1)[1]: value["mean"] for stat, value in helm["stats"].items()}
+        assert record["completion"]["logprob"] == pytest.approx(request["logprob"], abs=EXACT), key
+        assert record["completion"]["probability"] == pytest.approx(stats[next(s for s in stats if s.startswith("max_prob"))], abs=EXACT), key
+
+
+@pytest.mark.parametrize("name", SERVED)
+def test_served_calibration(name: str, project_run: Mapping[str, Any]) -> None:
+    """The run's calibration numbers are HELM's where HELM computes them: on a generated answer's probability (the
+    generation and joint runs). HELM 0.5.16 computes none for the separate methods (its guard looks for a generated
+    answer's ``logprob`` stat, which those runs never have), where the suites report them from the softmax over the
+    options, HELM's own ``max_prob``; that is a row of the README's table "Where we differ from HELM"."""
+    case, metrics = GOLDEN["cases"][name], project_run[name]["__run__"]["metrics"]
+    split = next(iter(case["instances"].values()))["split"]
+    stats = case["stats"]
+    if _method(name) not in GENERATED:
+        assert not [stat for stat in stats if "ece" in stat], "HELM computed calibration on a separate method's run"
+        assert all(metric in metrics for metric in HELM_CALIBRATION)
+        return
+    compared = {ours: (metrics[ours]["value"], stats[f"{split}/{helms}"]["mean"]) for ours, helms in HELM_CALIBRATION.items()}
+    wrong = {
+        metric: pair
+        for metric, pair in compared.items()
+        if not math.isclose(*pair, abs_tol=PLATT if metric.startswith("platt") else EXACT)
+    }
+    assert not wrong, f"(pytest, HELM): {wrong}"
+
+
+@pytest.mark.parametrize("name", [name for name in IN_PROCESS if _method(name) in GENERATED])
 def test_helm_client_reports_no_generated_logprobs(name: str, project_run: Mapping[str, Any]) -> None:
-    """Why no calibration number is compared: HELM's own client has none to give on these runs.
+    """Why these runs compare no calibration number (the served runs do): HELM's own client has none to give.
 
     For temperature 0 ``HuggingFaceClient`` samples at temperature 1e-7 and reads each generated token's log-probability
     from the scores after that temperature, so every one is 0.0; ``compute_calibration_metrics`` then skips the run
-    ("logprobs were not available") and its max_prob is 1. The project's are the model's own. Should a regenerated
-    golden hold real values, this fails, and calibration can join the comparison.
+    ("logprobs were not available") and its max_prob is 1. The project's are the model's own.
     """
     case = GOLDEN["cases"][name]
     assert {lp for entry in case["instances"].values() for r in entry["requests"] for lp in r["token_logprobs"]} == {0.0}
@@ -328,6 +392,6 @@ def test_document_pieces_sum_to_the_whole(project_run: Mapping[str, Any]) -> Non
 
 def test_golden_cases_are_the_runner_cases() -> None:
     """The committed golden was made from the cases this test runs (a changed case needs a regenerated golden)."""
-    assert {name: (case["entry"], case["rows"]) for name, case in GOLDEN["cases"].items()} == {
-        case.name: (case.entry, {str(k): v for k, v in case.rows.items()}) for case in CASES
-    }
+    expected = {case.name: (case.entry, {str(k): v for k, v in case.rows.items()}) for case in CASES}
+    expected |= {served(name): expected[name] for name in SERVED_CASES}
+    assert {name: (case["entry"], case["rows"]) for name, case in GOLDEN["cases"].items()} == expected

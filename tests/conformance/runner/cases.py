@@ -264,3 +264,16 @@ def test_the_pile_whole(completion):
         pick=lambda row: [k for k in CIVIL_COMMENTS_DEMOGRAPHICS if (row.get(k) or 0) >= 0.5] == ["male"],
     ),
 )
+
+
+SERVED_CASES: tuple[str, ...] = ("boolq", "mmlu", "truthful_qa", "hellaswag", "openbookqa")
+"""Cases run a second time with the model behind an OpenAI-compatible server (``server.py``): HELM through its
+``OpenAILegacyCompletionsClient``, pytest through its ``openai:`` backend. A served model returns its answers'
+log-probabilities, which HELM's ``HuggingFaceClient`` does not, so these runs are where HELM computes calibration:
+one case per adapter method that has it (generation, joint, separate, calibrated)."""
+
+
+def served(name: str) -> str:
+    """The golden's key of a case's served run."""
+    return f"{name}@served"
+

@@ -6,8 +6,9 @@ the model or a case changes, review the diff and commit it:
     .venv/bin/python tests/conformance/runner/generate.py
 
 Steps: build the helm-runner environment (``build_env.py``; about a minute from local wheels); build the tiny model
-in a scratch folder (``model.py``); write each case's rows into the files HELM's scenario class downloads
-(``cases.py``); run ``oracle.py`` in that environment, which calls ``helm-run`` with every run entry; read HELM's
+in a scratch folder (``model.py``) and serve it on loopback (``server.py``, for the served cases); write each case's
+rows into the files HELM's scenario class downloads (``cases.py``) and the served model's deployment into HELM's
+``prod_env``; run ``oracle.py`` in that environment, which calls ``helm-run`` with every run entry; read HELM's
 ``scenario_state.json``, ``per_instance_stats.json`` and ``stats.json`` and keep, per instance and perturbation,
 what a pytest run can be compared with. Times, paths and the stats that measure time are left out and everything is
 sorted, so regenerating on the same pins gives a byte-identical file.
@@ -58,6 +59,52 @@ def write_word_lists(output: Path) -> Path:
     dump(output / "perturbations" / "person_name" / "data" / "person_names.txt", "\n".join(names) + "\n")
     misspellings = {correct: wrong for correct, *wrong in rows("misspellings.tsv")}
     return dump(output.parent / "correct_to_misspelling.json", json.dumps(misspellings, indent=1, ensure_ascii=False))
+
+
+def write_served_deployment(prod_env: Path, folder: Path, url: str) -> None:
+    """The served model as a HELM user declares an OpenAI-compatible server (``prod_env/model_deployments.yaml`` and
+    its two companions, read by ``--local-path``): HELM's ``OpenAILegacyCompletionsClient`` at ``url``, the folder's
+    own tokenizer for HELM's prompt-length checks, the same window and model tags ``--enable-local-huggingface-models``
+    gives the local model, so both models get the same run specs."""
+    import datetime
+
+    import yaml
+
+    from tests.conformance.runner.model import HELM_SERVED_MODEL, WINDOW
+    from tests.conformance.runner.server import NAME
+
+    def dump(name: str, content: dict[str, Any]) -> None:
+        (prod_env / name).write_text(yaml.safe_dump(content, sort_keys=False), encoding="utf-8")
+
+    prod_env.mkdir(parents=True, exist_ok=True)
+    dump("tokenizer_configs.yaml", {"tokenizer_configs": [{
+        "name": HELM_SERVED_MODEL,
+        "tokenizer_spec": {
+            "class_name": "helm.tokenizers.huggingface_tokenizer.HuggingFaceTokenizer",
+            "args": {"pretrained_model_name_or_path": str(folder)},
+        },
+        "end_of_text_token": "<|endoftext|>",
+        "prefix_token": "<|endoftext|>",
+    }]})  # fmt: skip
+    dump("model_metadata.yaml", {"models": [{
+        "name": HELM_SERVED_MODEL,
+        "display_name": NAME,
+        "description": "the runner golden's tiny GPT-2 behind an OpenAI-compatible server",
+        "creator_organization_name": "pytest-holistic",
+        "access": "open",
+        "release_date": datetime.date(2026, 1, 1),
+        "tags": ["TEXT_MODEL_TAG", "FULL_FUNCTIONALITY_TEXT_MODEL_TAG"],
+    }]})  # fmt: skip
+    dump("model_deployments.yaml", {"model_deployments": [{
+        "name": HELM_SERVED_MODEL,
+        "model_name": HELM_SERVED_MODEL,
+        "tokenizer_name": HELM_SERVED_MODEL,
+        "max_sequence_length": WINDOW,
+        "client_spec": {
+            "class_name": "helm.clients.openai_client.OpenAILegacyCompletionsClient",
+            "args": {"base_url": url, "api_key": "EMPTY", "openai_model_name": NAME},
+        },
+    }]})  # fmt: skip
 
 
 def _perturbation(state: Mapping[str, Any]) -> str | None:
@@ -131,8 +178,9 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     sys.path.insert(0, str(ROOT))
     from tests.conformance.runner import build_env
-    from tests.conformance.runner.cases import CASES
-    from tests.conformance.runner.model import HELM_MODEL, build, fingerprint
+    from tests.conformance.runner.cases import CASES, SERVED_CASES, served
+    from tests.conformance.runner.model import HELM_MODEL, HELM_SERVED_MODEL, build, fingerprint
+    from tests.conformance.runner.server import serving
 
     python = build_env.ensure(args.venv or build_env.default_venv())
     versions = json.loads(
@@ -153,10 +201,14 @@ def main(argv: list[str] | None = None) -> int:
                 # NaturalQuestions' dev files are gzipped JSON lines (mtime 0: the same bytes every time)
                 path.write_bytes(gzip.compress(data, mtime=0) if relative.endswith(".gz") else data)
         # an entry without arguments ("quac") takes the model as its first one
-        entries = [f"{case.entry}{',' if ':' in case.entry else ':'}model={HELM_MODEL}" for case in CASES]
+        runs_of = [(case.name, case, HELM_MODEL) for case in CASES]
+        runs_of += [(served(case.name), case, HELM_SERVED_MODEL) for case in CASES if case.name in SERVED_CASES]
+        entries = [f"{case.entry}{',' if ':' in case.entry else ':'}model={model}" for _, case, model in runs_of]
         table = write_word_lists(output)
-        oracle = [str(python), str(HERE / "oracle.py"), str(folder), str(output), str(table), *entries]
-        subprocess.run(oracle, check=True, cwd=scratch)
+        with serving(folder) as url:
+            write_served_deployment(output / "prod_env", folder, url)
+            oracle = [str(python), str(HERE / "oracle.py"), str(folder), str(output), str(table), *entries]
+            subprocess.run(oracle, check=True, cwd=scratch)
         # HELM names a run folder from its spec's name plus the expanders' arguments; the run spec says which case it is.
         runs = {
             json.loads((run / "run_spec.json").read_text(encoding="utf-8"))["name"]: run
@@ -164,13 +216,13 @@ def main(argv: list[str] | None = None) -> int:
             if (run / "run_spec.json").exists()
         }
         cases = {}
-        for case in CASES:
-            (run,) = [run for name, run in runs.items() if _matches(case, name)]
-            cases[case.name] = {"entry": case.entry, "rows": {str(k): v for k, v in case.rows.items()}, **extract(run)}
+        for name, case, model in runs_of:
+            (run,) = [run for run_name, run in runs.items() if _matches(case, model, run_name)]
+            cases[name] = {"entry": case.entry, "rows": {str(k): v for k, v in case.rows.items()}, **extract(run)}
         golden = {
             "schema": SCHEMA,
             "produced_by": versions,
-            "model": {"helm_name": HELM_MODEL, "weights": fingerprint(folder)},
+            "model": {"helm_name": HELM_MODEL, "served_helm_name": HELM_SERVED_MODEL, "weights": fingerprint(folder)},
             "regenerate": "python tests/conformance/runner/generate.py",
             "cases": cases,
         }
@@ -180,10 +232,11 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def _matches(case: Any, run_name: str) -> bool:
-    """Whether HELM's run name is the case's entry: every ``key=value`` of the entry appears in it."""
+def _matches(case: Any, model: str, run_name: str) -> bool:
+    """Whether HELM's run name is the case's entry on ``model``: every ``key=value`` of the entry appears in it."""
     head, _, arguments = case.entry.partition(":")
-    return run_name.startswith(head) and all(part in run_name for part in arguments.split(",") if part)
+    parts = [part for part in arguments.split(",") if part] + [f"model={model.replace('/', '_')}"]
+    return run_name.startswith(head) and all(part in run_name for part in parts)
 
 
 if __name__ == "__main__":

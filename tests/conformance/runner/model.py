@@ -17,6 +17,8 @@ from tests.tiny_model import build_tiny_gpt2
 NAME = "tiny-gpt2-runner"
 """The model folder's name; HELM calls the model ``huggingface/tiny-gpt2-runner``."""
 HELM_MODEL = f"huggingface/{NAME}"
+HELM_SERVED_MODEL = "served/tiny-gpt2-served"
+"""The same model behind ``server.py``, declared to HELM in its ``prod_env`` (``generate.write_served_deployment``)."""
 WINDOW = 4096
 
 
