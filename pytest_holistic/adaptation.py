@@ -227,6 +227,10 @@ class Adapter:
     ) -> Completion:
         return self.method.interpret(instance, plan, generated, scored)
 
+    def reference_inputs(self, instance: Instance, completion: Completion) -> tuple[str, tuple[str, ...]]:
+        """The answer and correct outputs the reference metrics compare (HELM's answer space; see ``AnswerMethod``)."""
+        return self.method.reference_inputs(instance, completion)
+
     def answer_one(
         self,
         instance: Instance,

@@ -57,6 +57,10 @@ class Method:
     def example_block(self, example: Instance) -> str:
         return self.layout.answered_block(example, self.layout.answer(example))
 
+    def reference_inputs(self, instance: Instance, completion: Completion) -> tuple[str, tuple[str, ...]]:
+        """What the reference metrics compare: the answer and the correct outputs, both in the answer's own space."""
+        return completion.text, completion.gold
+
     def _needs_options(self, instance: Instance) -> None:
         if not instance.references:
             raise UserError(f"instance {instance.id!r} has no options; {self.name} needs the options as references")
@@ -138,6 +142,13 @@ class JointChoice(Method):
         prompt = self.layout.prompt(instance, self.layout.question(instance))
         # HELM's joint requests carry no stop sequence
         return Plan(prompt, generation=GenerationRequest(prompt, spec.max_tokens, (), 0.0, spec.seed))
+
+    def reference_inputs(self, instance: Instance, completion: Completion) -> tuple[str, tuple[str, ...]]:
+        """HELM's answer space: the option the label names (its ``output_mapping``), or nothing when the answer is no
+        label, against the correct options. Not the labels themselves: HELM's normalisation drops articles, so the
+        label ``A`` normalises to nothing, and every answer would quasi-prefix-match it."""
+        chosen = completion.predicted_index
+        return (instance.references[chosen].text if chosen is not None else ""), instance.correct_references
 
     def interpret(
         self, instance: Instance, plan: Plan, generated: GenerationResult | None, scored: Sequence[LoglikelihoodResult]

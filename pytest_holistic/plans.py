@@ -52,8 +52,9 @@ class AdapterSpec:
 class Completion:
     """What the model answered for one instance, in the adapter's answer space.
 
-    ``gold`` holds the correct outputs in that space (letters for the joint method), so
-    ``metric(completion.text, completion.gold)`` is right for every method. ``choice_scores`` are the numbers the
+    ``gold`` holds the correct outputs in that space (letters for the joint method). The reference metrics compare
+    the method's ``reference_inputs`` instead, HELM's answer space: the same for every method but the joint one,
+    which maps the letter to its option as HELM's ``output_mapping`` does. ``choice_scores`` are the numbers the
     options were ranked by when those are not the log-probabilities themselves (calibrated: original minus
     calibration log-probability; ranking: HELM's Yes/No key), and ``ranking`` lists option indices best first.
     ``num_bytes`` and ``scored_tokens`` describe the document a language-modeling answer scored (``logprob`` is its
@@ -134,7 +135,8 @@ class AnswerMethod(Protocol):
     """One adaptation method (HELM's ``AdapterSpec.method``): what it asks of an instance and how it reads the answer.
 
     ``options_block`` is written after the input (the labelled options of joint multiple choice, else nothing);
-    ``answers`` are an example's correct outputs in the method's answer space.
+    ``answers`` are an example's correct outputs in the method's answer space; ``reference_inputs`` is what the
+    reference metrics (exact match, F1, ...) compare: the answer and the correct outputs, in HELM's answer space.
     """
 
     def check(self, instance: Instance) -> None: ...
@@ -150,3 +152,5 @@ class AnswerMethod(Protocol):
     def interpret(
         self, instance: Instance, plan: Plan, generated: GenerationResult | None, scored: Sequence[LoglikelihoodResult]
     ) -> Completion: ...
+
+    def reference_inputs(self, instance: Instance, completion: Completion) -> tuple[str, tuple[str, ...]]: ...

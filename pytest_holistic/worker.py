@@ -396,8 +396,9 @@ class WorkerSide:
         completion = answer.completion if answer is not None else None
         scores: dict[str, float] = {}
         if answer is not None:
+            prediction, golds = work.run.adapter.reference_inputs(work.instance, answer.completion)
             for info in work.run.instance_metrics:
-                scores[info.name] = float(info.function(answer.completion.text, answer.completion.gold))
+                scores[info.name] = float(info.function(prediction, golds))
             scores.update(answer.scores)
         recorded: dict[str, float] = item.stash.get(ITEM_SCORES, {})
         scores.update(recorded)

@@ -259,3 +259,38 @@ def test_helm_classification_f1_reads_chosen_options_as_helm_does(pytester: pyte
     # Positive: TP 1, FN 1 -> 2/3; Negative: TP 2, FP 1, FN 1 -> 2/3; "E": 0 -> macro (2/3 + 2/3 + 0) / 3; micro = accuracy
     assert found["classification_macro_f1"]["value"] == pytest.approx((2 / 3 + 2 / 3) / 3)
     assert found["classification_micro_f1"]["value"] == pytest.approx(3 / 5)
+
+
+def test_joint_reference_metrics_compare_the_named_option_as_helm_does(pytester: pytest.Pytester, read_report) -> None:
+    # HELM maps the letter to its option's text (output_mapping) and scores that text against the correct options';
+    # an answer that is no letter is scored as nothing. In the letters' own space "A" normalises to "" (articles go),
+    # so every answer would quasi-prefix-match it, and a letter naming an option equal to the right one up to case
+    # would score nothing under quasi exact match.
+    source = """
+import pytest
+from pytest_holistic import Instance, scenario
+
+@scenario
+def picks():
+    yield Instance.multiple_choice("moon", "Which one orbits the Earth?", ["The Moon", "Mars"], "The Moon")
+    yield Instance.multiple_choice("paris", "Capital of France?", ["Paris", "paris"], "Paris")
+    yield Instance.multiple_choice("oslo", "Capital of Norway?", ["Rome", "Oslo"], "Oslo")
+
+@pytest.mark.holistic(picks, adapter="multiple_choice_joint", max_train_instances=0, perturbations=False,
+                      metrics=("exact_match", "quasi_exact_match", "prefix_exact_match", "quasi_prefix_exact_match", "f1_score"))
+def test_picks(completion):
+    pass
+"""
+    script = {"generate": {"Which one orbits": " No", "Capital of France": " B", "Capital of Norway": "B"}}
+    pytester.path.joinpath("script.json").write_text(json.dumps(script))
+    pytester.makepyfile(test_picks=source)
+    pytester.runpytest("--model", "scripted:script.json").assert_outcomes(passed=3)
+    (run,) = read_report(pytester.path, "scripted_script.json")["runs"]
+    scores = {record["instance_id"]: record["scores"] for record in run["instances"]}
+    names = ("exact_match", "quasi_exact_match", "prefix_exact_match", "quasi_prefix_exact_match", "f1_score")
+    assert [scores["moon"][name] for name in names] == [0.0, 0.0, 0.0, 0.0, 0.0]  # " No" names no option
+    assert [scores["paris"][name] for name in names] == [0.0, 1.0, 0.0, 1.0, 1.0]  # "paris" against "Paris"
+    assert [scores["oslo"][name] for name in names] == [1.0, 1.0, 1.0, 1.0, 1.0]
+    assert {record["instance_id"]: record["completion"]["text"] for record in run["instances"]} == {
+        "moon": "No", "paris": "B", "oslo": "B"
+    }  # the record keeps what the model wrote
