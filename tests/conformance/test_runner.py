@@ -96,18 +96,26 @@ def runner_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return folder
 
 
+CASE_OF: dict[str, Case] = {case.name: case for case in CASES} | {served(case.name): case for case in CASES}
+"""Each golden case's runner case (a served case's is the in-process one's)."""
+
+
 def _pytest_run(cases: Sequence[Case], model: str, suite: Path, reports: Path, *extra_targets: str) -> dict[str, Any]:
     """One pytest run of the core suite's files on ``cases``' rows against ``model``; its runs by test name."""
     (suite / "data").mkdir()
-    targets = []
+    targets: dict[str, None] = {}
+    rows: dict[str, dict[str, None]] = {}
     for case in cases:
         copy = suite / case.suite
         if not copy.exists():
             shutil.copyfile(ROOT / "suites" / "core" / case.suite, copy)
-        if case.extra:
+        if case.extra and case.extra not in copy.read_text(encoding="utf-8"):
             copy.write_text(copy.read_text(encoding="utf-8") + case.extra, encoding="utf-8")
-        (suite / "data" / case.data).write_text("".join(json.dumps(row) + "\n" for row in case.kept()), encoding="utf-8")
-        targets.append(f"{case.suite}::{case.test}")
+        # cases sharing a data file (MMLU's subjects, NaturalQuestions' two modes) read the union of their rows
+        rows.setdefault(case.data, {}).update(dict.fromkeys(json.dumps(row) for row in case.kept()))
+        targets[f"{case.suite}::{case.test}"] = None
+    for data, lines in rows.items():
+        (suite / "data" / data).write_text("".join(f"{line}\n" for line in lines), encoding="utf-8")
     command = [
         sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "--model", model,
         "--holistic-report-dir", str(reports), "--holistic-no-cache", "--holistic-helm-shots", *targets, *extra_targets,
@@ -130,8 +138,11 @@ def _records(name: str, run: Mapping[str, Any]) -> dict[str, Any]:
     by_text = {entry["input"]: entry["id"] for entry in golden.values() if entry["perturbation"] is None}
     # The suites perturb by default; HELM's run entry asks for perturbations only where the case names them.
     kept = {None} | {entry["perturbation"] for entry in golden.values()}
+    group = CASE_OF[name].group
     records: dict[str, Any] = {"__run__": run}
     for record in run["instances"]:
+        if group is not None and record["instance"]["group"] != group:
+            continue
         helm_id = record["instance"].get("helm_id") or by_text.get(record["instance"]["input"])
         label = HELM_NAMES.get(record["perturbation"], record["perturbation"])
         if label not in kept or helm_id is None:
@@ -166,6 +177,11 @@ def _record(project_run: Mapping[str, Any], name: str, key: str) -> dict[str, An
     record = project_run[name].get(key)
     assert record is not None, f"{name}: HELM's instance {key} has no pytest record with that helm_id"
     return dict(record)
+
+
+def _prompt(name: str, request: Mapping[str, Any]) -> str:
+    """A HELM request's whole prompt: the golden keeps the prefix every prompt of a run shares once, per case."""
+    return str(GOLDEN["cases"][name]["prompt_prefix"]) + str(request["prompt"])
 
 
 def _method(name: str) -> str:
@@ -213,15 +229,15 @@ def test_prompt(name: str, key: str, project_run: Mapping[str, Any]) -> None:
     method = _method(name)
     if method in GENERATED:
         (request,) = helm["requests"]
-        assert record["prompt"] == request["prompt"]
+        assert record["prompt"] == _prompt(name, request)
     elif method.startswith("multiple_choice_separate"):
         # The record keeps the context; each option's request appends the output prefix and the option.
         prefix = GOLDEN["cases"][name]["adapter_spec"]["output_prefix"]
-        originals = [r["prompt"] for r in helm["requests"] if r["mode"] == "original"]
+        originals = [_prompt(name, r) for r in helm["requests"] if r["mode"] == "original"]
         assert originals == [record["prompt"] + prefix + choice for choice in record["completion"]["choices"]]
     else:  # language_modeling: one window holds the whole document; HELM's starts with the end-of-text token
         (request,) = helm["requests"]
-        assert request["prompt"] == "<|endoftext|>" + record["prompt"]
+        assert _prompt(name, request) == "<|endoftext|>" + record["prompt"]
 
 
 @pytest.mark.parametrize(("name", "key"), PAIRS)
@@ -270,6 +286,15 @@ def test_instance_stats(name: str, key: str, project_run: Mapping[str, Any]) -> 
         assert record["completion"]["probability"] == pytest.approx(stats["max_prob"], abs=LOGPROB)
 
 
+def _run_numbers(name: str, project_run: Mapping[str, Any]) -> dict[str, float]:
+    """The pytest run's numbers for case ``name``: the run's own, or, where the run holds other groups too (the suite
+    runs every MMLU subject, HELM one), the per-group means of the case's group over its originals."""
+    run, group = project_run[name]["__run__"], CASE_OF[name].group
+    if group is None or {record["instance"]["group"] for record in run["instances"]} == {group}:
+        return {metric: result["value"] for metric, result in run["metrics"].items()}
+    return {entry["metric"]: entry["groups"][group]["mean"] for entry in run["groups"]}
+
+
 def merge_sub_splits(stats: Mapping[str, Mapping[str, float]]) -> dict[str, float]:
     """HELM's run-level numbers: a run whose instances carry a sub-split (CivilComments: toxic, non-toxic) has its
     stats per sub-split only, and HELM's summary merges them, weighted by count (``presentation/summarize.py``,
@@ -292,26 +317,26 @@ def merge_sub_splits(stats: Mapping[str, Mapping[str, float]]) -> dict[str, floa
 @pytest.mark.parametrize("name", sorted(GOLDEN["cases"]))
 def test_aggregates(name: str, project_run: Mapping[str, Any]) -> None:
     """The run's accuracy, its worst case under robustness, and for documents bits per byte: HELM's numbers."""
-    case, metrics = GOLDEN["cases"][name], project_run[name]["__run__"]["metrics"]
+    case, metrics = GOLDEN["cases"][name], _run_numbers(name, project_run)
     split = next(iter(case["instances"].values()))["split"]
     stats = merge_sub_splits(case["stats"])
     if _method(name) == "language_modeling":
-        assert metrics["bits_per_byte"]["value"] == pytest.approx(stats[f"{split}/bits_per_byte"], abs=EXACT)
-        # exp(-log-probability / tokens) over the run: the tokens are counted alike (both 3,247 here)
-        assert metrics["perplexity"]["value"] == pytest.approx(stats[f"{split}/perplexity"], rel=EXACT)
+        assert metrics["bits_per_byte"] == pytest.approx(stats[f"{split}/bits_per_byte"], abs=EXACT)
+        # exp(-log-probability / tokens) over the run: the tokens are counted alike
+        assert metrics["perplexity"] == pytest.approx(stats[f"{split}/perplexity"], rel=EXACT)
         return
     ran = {entry["perturbation"] for entry in case["instances"].values()}
     compared = {}
     for metric in (*ACCURACY, *OPEN_ENDED, *CLASSIFICATION):
         if f"{split}/{metric}" not in stats:  # HELM's separate methods compute exact_match alone
             continue
-        compared[metric] = (metrics[metric]["value"], stats[f"{split}/{metric}"])
+        compared[metric] = (metrics[metric], stats[f"{split}/{metric}"])
         if metric in CLASSIFICATION:
             continue  # population metrics: HELM has no worst case of them
         for family, members in FAMILIES.items():  # the worst case over the original and the family's variants
             if ran & members:
                 worst = stats[f"{split}/{metric}@{family}:worst"]
-                compared[f"{family}.{metric}"] = (metrics[f"{family}.{metric}"]["value"], worst)
+                compared[f"{family}.{metric}"] = (metrics[f"{family}.{metric}"], worst)
     assert "exact_match" in compared
     wrong = {metric: pair for metric, pair in compared.items() if not math.isclose(*pair, abs_tol=EXACT)}
     assert not wrong, f"(pytest, HELM): {wrong}"

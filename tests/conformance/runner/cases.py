@@ -1,7 +1,8 @@
 """The runs the runner golden covers: which offline rows, which suite file, which HELM run entry, HELM's files.
 
-Both runners read the same rows: a few of each offline edition's (``suites/core/data``), picked here. The pytest side
-runs a copy of the core suite's own file beside a ``data/`` folder holding only those rows; HELM's side finds the same
+Both runners read the same rows: the offline editions' (``suites/core/data``), whole, except where a case says which
+rows make HELM's run (one MMLU subject, one CivilComments demographic). The pytest side runs a copy of the core
+suite's own file beside a ``data/`` folder holding those rows; HELM's side finds the same
 rows pre-written in the files its scenario class would download (``ensure_file_downloaded`` skips a path that
 exists), laid out as HELM's sources have them. The run entries use HELM's run-spec functions unchanged, at HELM's
 in-context counts, and so does the pytest run (``--holistic-helm-shots``): both sides make the same run. Only facts
@@ -57,6 +58,8 @@ class Case:
     ``{path under benchmark_output/scenarios/<scenario>/: text}``. ``test``: the suite's test function to run.
     ``extra``: a test function appended to the copied suite file (a method or setting the core suite does not use).
     ``pick``: which rows count at all (CivilComments: one demographic's comments, the run HELM makes of them).
+    ``group``: the instance group the case's records belong to, where one pytest run holds several of HELM's runs
+    (MMLU: the suite runs every subject, each a group, where HELM runs one subject per run).
     """
 
     name: str
@@ -69,6 +72,7 @@ class Case:
     helm_files: Callable[[list[Row]], Mapping[str, Any]]
     extra: str | None = None
     pick: Callable[[Row], bool] | None = None
+    group: str | None = None
 
     def kept(self) -> list[dict[str, Any]]:
         """The offline edition's rows this case keeps, in the file's order."""
@@ -96,6 +100,9 @@ def _mmlu(subject: str) -> Callable[[list[Row]], dict[str, Any]]:
     return lambda rows: layouts.mmlu_files(layouts.by_split(rows, ("dev", "test")), subject)
 
 
+MMLU_SUBJECTS = ("astronomy", "biology", "computer_science", "elementary_mathematics", "geography", "world_history")
+"""The offline edition's subjects; HELM runs each on its own."""
+
 PILE_SUBSET = "BookCorpus2"
 """A subset HELM reads whole (no subsample indices to fetch); HELM caches a subset as ``<subset>.csv``, one document a row."""
 
@@ -115,28 +122,33 @@ CASES: tuple[Case, ...] = (
         "test_boolq.py",
         "test_boolq",
         "boolq.jsonl",
-        {"train": 6, "validation": 5},
+        {"train": 6, "validation": 60},
         # HELM's 5 in-context examples (pytest runs with --holistic-helm-shots); canonical: robustness and fairness
         "boolq:data_augmentation=canonical",
         "boolq",
         _boolq,
     ),
-    Case(
-        "mmlu",
-        "test_mmlu.py",
-        "test_mmlu",
-        "mmlu.jsonl",
-        {"dev": 5, "test": 5},  # the file's first rows: astronomy's
-        "mmlu:subject=astronomy",
-        "mmlu",
-        _mmlu("astronomy"),
+    *(
+        Case(
+            f"mmlu_{subject}",
+            "test_mmlu.py",
+            "test_mmlu",
+            "mmlu.jsonl",
+            {"dev": 5, "test": 10},  # the subject's whole edition: HELM's five examples, ten questions
+            f"mmlu:subject={subject}",
+            "mmlu",
+            _mmlu(subject),
+            pick=lambda row, subject=subject: row["subject"] == subject,
+            group=subject,
+        )
+        for subject in MMLU_SUBJECTS
     ),
     Case(
         "hellaswag",
         "test_hellaswag.py",
         "test_hellaswag",
         "hellaswag.jsonl",
-        {"train": 3, "val": 5},
+        {"train": 3, "val": 15},
         "commonsense:dataset=hellaswag,method=multiple_choice_separate_original",
         "hellaswag",
         # Rowan/hellaswag's rows carry their split ("train", "val") as a column, which HELM's file keeps
@@ -147,7 +159,7 @@ CASES: tuple[Case, ...] = (
         "test_openbookqa.py",
         "test_openbookqa_calibrated",
         "openbookqa.jsonl",
-        {"train": 4, "test": 5},
+        {"train": 4, "test": 15},
         "commonsense:dataset=openbookqa,method=multiple_choice_separate_calibrated",
         "openbookqa",
         lambda rows: layouts.openbookqa_files(layouts.by_split(rows, ("train", "test"), drop=("split",))),
@@ -176,7 +188,7 @@ def test_openbookqa_calibrated(completion):
         "test_language_modeling.py",
         "test_the_pile_whole",
         "the_pile.jsonl",
-        {None: 3},
+        {None: 10},
         f"the_pile:subset={PILE_SUBSET}",
         "the_pile",
         _the_pile,
@@ -194,7 +206,7 @@ def test_the_pile_whole(completion):
         "test_imdb.py",
         "test_imdb",
         "imdb.jsonl",
-        {"train": 3, "test": 4},  # two labels among both; the test rows' contrast sets are written, never run
+        {"train": 6, "test": 60},  # the test rows' contrast sets are written, never run
         "imdb:data_augmentation=canonical",
         "imdb",
         lambda rows: layouts.imdb_files(layouts.by_split(rows, ("train", "test"))),
@@ -204,7 +216,7 @@ def test_the_pile_whole(completion):
         "test_truthfulqa.py",
         "test_truthfulqa",
         "truthfulqa.jsonl",
-        {None: 10},  # HELM's first 20% (2 rows) are the in-context pool, the other 8 evaluated
+        {None: 20},  # HELM's first 20% (4 rows) are the in-context pool, the other 16 evaluated
         "truthful_qa:task=mc_single",
         "truthful_qa",
         layouts.truthfulqa_files,
@@ -214,7 +226,7 @@ def test_the_pile_whole(completion):
         "test_narrative_qa.py",
         "test_narrative_qa",
         "narrative_qa.jsonl",
-        {"train": 3, "test": 4},
+        {"train": 5, "test": 15},
         # open-ended metrics (F1, ROUGE-L, BLEU) under HELM's robustness and fairness perturbations
         "narrative_qa:data_augmentation=canonical",
         "narrativeqa",  # NarrativeQAScenario.name, the folder it downloads into
@@ -225,7 +237,7 @@ def test_the_pile_whole(completion):
         "test_quac.py",
         "test_quac",
         "quac.jsonl",
-        {"train": 2, "valid": 4},
+        {"train": 5, "valid": 15},
         "quac",
         "quac",
         lambda rows: layouts.quac_files(layouts.by_split(rows, ("train", "valid"))),
@@ -235,7 +247,7 @@ def test_the_pile_whole(completion):
         "test_natural_qa.py",
         "test_natural_qa_openbook_longans",
         "natural_qa.jsonl",
-        {None: 8},  # HELM's split by position: 4 train, 4 valid
+        {None: 20},  # HELM's split by position: 10 train, 10 valid
         "natural_qa:mode=openbook_longans",
         "natural_qa",
         layouts.natural_qa_files,
@@ -245,7 +257,7 @@ def test_the_pile_whole(completion):
         "test_natural_qa.py",
         "test_natural_qa_closedbook",
         "natural_qa.jsonl",
-        {None: 8},
+        {None: 20},
         "natural_qa:mode=closedbook",
         "natural_qa",
         layouts.natural_qa_files,
@@ -255,7 +267,7 @@ def test_the_pile_whole(completion):
         "test_civil_comments.py",
         "test_civil_comments",
         "civil_comments.jsonl",
-        {"train": 5, "test": 5},
+        {"train": 5, "test": 18},
         "civil_comments:demographic=male",
         "civil_comments",
         lambda rows: {"wilds_civil_comments.csv": layouts.civil_comments_csv(rows)},
@@ -266,7 +278,7 @@ def test_the_pile_whole(completion):
 )
 
 
-SERVED_CASES: tuple[str, ...] = ("boolq", "mmlu", "truthful_qa", "hellaswag", "openbookqa")
+SERVED_CASES: tuple[str, ...] = ("boolq", "mmlu_astronomy", "truthful_qa", "hellaswag", "openbookqa")
 """Cases run a second time with the model behind an OpenAI-compatible server (``server.py``): HELM through its
 ``OpenAILegacyCompletionsClient``, pytest through its ``openai:`` backend. A served model returns its answers'
 log-probabilities, which HELM's ``HuggingFaceClient`` does not, so these runs are where HELM computes calibration:

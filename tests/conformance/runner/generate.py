@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import gzip
 import json
+import os
 import subprocess
 import sys
 import tempfile
@@ -29,9 +30,17 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[2]
 GOLDEN = HERE.parent / "golden" / "runner.json"
-SCHEMA = 1
+SCHEMA = 2
+"""2: each run's prompts are stored without the prefix they all share (``prompt_prefix``)."""
 TIMED = ("inference_runtime", "batch_size", "inference_idealized_runtime", "inference_denoised_runtime", "training_")
 """Stats that measure this machine's time or cost (left out: they differ on every run)."""
+PER_INSTANCE = (
+    "exact_match", "quasi_exact_match", "prefix_exact_match", "quasi_prefix_exact_match",
+    "f1_score", "rouge_l", "bleu_1", "bleu_4",
+    "max_prob", "predicted_index", "logprob", "num_prompt_tokens", "num_output_tokens", "num_bytes",
+)  # fmt: skip
+"""The per-instance stats a pytest record can be compared with (the others, bias and toxicity among them, are kept
+in the run's aggregates only: the golden stays a few megabytes with the whole offline editions in it)."""
 
 
 def write_word_lists(output: Path) -> Path:
@@ -160,12 +169,19 @@ def extract(run: Path) -> dict[str, Any]:
     for stats in json.loads((run / "per_instance_stats.json").read_text(encoding="utf-8")):
         perturbation = stats.get("perturbation")
         key = stats["instance_id"] + (f"@{perturbation['name']}" if perturbation else "")
-        instances[key]["stats"] = dict(sorted(filter(None, (_stat(s) for s in stats["stats"]))))
+        kept = (s for s in stats["stats"] if s["name"]["name"] in PER_INSTANCE)
+        instances[key]["stats"] = dict(sorted(filter(None, (_stat(s) for s in kept))))
+    # Every prompt of a run opens with the same instructions and in-context examples: kept once, as the run's prefix.
+    prefix = os.path.commonprefix([r["prompt"] for entry in instances.values() for r in entry["requests"]])
+    for entry in instances.values():
+        for r in entry["requests"]:
+            r["prompt"] = r["prompt"][len(prefix) :]
     aggregate = dict(sorted(filter(None, (_stat(s) for s in json.loads((run / "stats.json").read_text(encoding="utf-8"))))))
     spec = json.loads((run / "run_spec.json").read_text(encoding="utf-8"))
     return {
         "run_spec": spec["name"],
         "adapter_spec": spec["adapter_spec"],
+        "prompt_prefix": prefix,
         "instances": dict(sorted(instances.items())),
         "stats": aggregate,
     }
