@@ -85,7 +85,9 @@ def _common(plan: Plan, generated: GenerationResult) -> dict[str, object]:
 
 
 def _probability(generated: GenerationResult) -> float | None:
-    return math.exp(generated.logprob) if generated.token_logprobs else None
+    """The answer's probability, the product of its tokens' (1 for an answer of no tokens, as HELM's ``max_prob``
+    reads it); None where the engine gave no log-probabilities."""
+    return math.exp(generated.logprob) if generated.token_logprobs or generated.logprobs_returned else None
 
 
 class Generation(Method):

@@ -62,7 +62,12 @@ class LoglikelihoodRequest:
 
 @dataclass(frozen=True)
 class GenerationResult:
-    """``truncated_tokens``: prompt tokens dropped from the left to fit the window; ``cached``: replayed from the cache."""
+    """``truncated_tokens``: prompt tokens dropped from the left to fit the window; ``cached``: replayed from the cache.
+
+    ``logprobs_returned``: the engine gave the answer's token log-probabilities, so the answer has a probability even
+    when ``token_logprobs`` is empty (an answer the model ended at once: probability 1, HELM's ``max_prob``); False
+    where the engine gives none.
+    """
 
     text: str
     token_logprobs: tuple[float, ...] = ()
@@ -70,6 +75,7 @@ class GenerationResult:
     seconds: float = 0.0
     truncated_tokens: int = 0
     cached: bool = field(default=False, compare=False)  # where the answer came from, not part of it
+    logprobs_returned: bool = False
 
     @property
     def logprob(self) -> float:

@@ -783,7 +783,7 @@ class HFModel(BatchStreaming):
                     f"model {self.info.name!r} returned NaN log-probabilities while generating; "
                     "its weights or dtype are broken (try --holistic-dtype float32)"
                 )
-            results.append(GenerationResult(text, logprobs, prompt_lengths[r], elapsed))
+            results.append(GenerationResult(text, logprobs, prompt_lengths[r], elapsed, logprobs_returned=True))
         return results
 
     def _cut_at_stop(self, tokens: list[int], stop: tuple[str, ...]) -> tuple[str, int]:

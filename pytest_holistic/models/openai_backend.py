@@ -166,19 +166,25 @@ class OpenAIBackend:
         return OpenAIModel(self.client(), found, self.identify(), self.options.concurrency)
 
 
-def cut_at_stop(text: str, tokens: Sequence[str], stop: Sequence[str]) -> tuple[str, int]:
-    """The text up to the first stop sequence, and how many of ``tokens`` it took (at least one, if any).
+END_OF_TEXT = "<|endoftext|>"
+"""The end-of-text token's text at which HELM's OpenAI client also cuts an answer's tokens (GPT-2's and OpenAI's)."""
 
-    Counted from the text either way: servers drop the stop sequence from the text but keep its token in the
-    log-probabilities, and that token is not part of the answer.
+
+def cut_at_stop(text: str, tokens: Sequence[str], stop: Sequence[str]) -> tuple[str, int]:
+    """The text up to the first stop sequence, and how many of ``tokens`` make the answer.
+
+    The tokens are counted as HELM's OpenAI client counts them (``truncate_sequence``), so an answer's
+    log-probability, and the calibration read from it, are HELM's: every token before the first one whose text starts
+    with a stop sequence or with ``<|endoftext|>``. Servers drop the stop sequence from the text but keep its token,
+    which is then left out; an answer the model ended at once keeps no token; a stop inside a token keeps that token;
+    an end-of-text token of another name (``<|im_end|>``) counts, as it does in HELM.
     """
     cuts = [text.index(s) for s in stop if s and s in text]
     if cuts:
         text = text[: min(cuts)]
-    length = 0
-    for kept, token in enumerate(tokens, start=1):
-        length += len(token)
-        if length >= len(text):
+    markers = (*(s for s in stop if s), END_OF_TEXT)
+    for kept, token in enumerate(tokens):
+        if token.startswith(markers):
             return text, kept
     return text, len(tokens)
 
@@ -269,7 +275,8 @@ class OpenAIModel(BatchStreaming):
         tokens, values = generated_tokens(choice.get("logprobs"), where)
         text, kept = cut_at_stop(answers.text(written, where, limit), tokens, stop)
         logprobs = tuple(answers.logprob(value, where) for value in values[:kept])
-        return GenerationResult(self.client.redact.exact(text), logprobs, _prompt_tokens(answer), seconds)
+        redacted = self.client.redact.exact(text)
+        return GenerationResult(redacted, logprobs, _prompt_tokens(answer), seconds, logprobs_returned=bool(tokens))
 
     def _score(self, request: LoglikelihoodRequest) -> LoglikelihoodResult:
         text = request.context + request.continuation

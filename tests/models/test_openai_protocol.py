@@ -530,12 +530,16 @@ def test_shown_url_strips_user_info() -> None:
         (" a b", [" a", " b"], ["\n"], (" a b", 2)),  # no stop: everything
         ("abc", [], ["\n"], ("abc", 0)),  # no tokens reported
         ("", [], [], ("", 0)),
-        ("\nrest", ["\n", "rest"], ["\n"], ("", 1)),  # an empty answer still keeps its first token
-        (" ab", [" a", "b\n", "x"], ["\n"], (" ab", 2)),  # the stop lies inside a token: that token is kept
+        ("\nrest", ["\n", "rest"], ["\n"], ("", 0)),  # an answer ended at once keeps no token
+        (" ab", [" a", "b\n"], ["\n"], (" ab", 2)),  # the stop lies inside a token: that token is kept
+        (" ab", [" a", "b\n", "x"], ["\n"], (" ab", 3)),  # ... and, as in HELM, what a server sent after it
+        (" Paris.", [" Paris", ".", "<|endoftext|>"], ["\n"], (" Paris.", 2)),  # GPT-2's end-of-text token: cut
+        (" Paris.", [" Paris", ".", "<|im_end|>"], ["\n"], (" Paris.", 3)),  # another end token counts, as in HELM
     ],
 )
 def test_cut_at_stop(text: str, tokens: list[str], stop: list[str], expected: tuple[str, int]) -> None:
-    """The answer ends before the first stop sequence; the tokens kept are those that make up that text."""
+    """The answer ends before the first stop sequence; its tokens are counted as HELM's OpenAI client counts them
+    (``truncate_sequence``): all before the first token that starts with a stop sequence or ``<|endoftext|>``."""
     assert cut_at_stop(text, tokens, stop) == expected
 
 
