@@ -59,13 +59,15 @@ class Case:
     ``extra``: a test function appended to the copied suite file (a method or setting the core suite does not use).
     ``pick``: which rows count at all (CivilComments: one demographic's comments, the run HELM makes of them).
     ``group``: the instance group the case's records belong to, where one pytest run holds several of HELM's runs
-    (MMLU: the suite runs every subject, each a group, where HELM runs one subject per run).
+    (MMLU: the suite runs every subject, each a group, where HELM runs one subject per run). ``data`` is None for a
+    scenario both sides generate (Dyck); ``run_name`` is the start of HELM's run name where its run spec names the
+    run itself (``dyck_language_np=3``) instead of after the entry.
     """
 
     name: str
     suite: str
     test: str
-    data: str
+    data: str | None
     rows: Mapping[str | None, int]
     entry: str
     helm_scenario: str
@@ -73,9 +75,12 @@ class Case:
     extra: str | None = None
     pick: Callable[[Row], bool] | None = None
     group: str | None = None
+    run_name: str | None = None
 
     def kept(self) -> list[dict[str, Any]]:
         """The offline edition's rows this case keeps, in the file's order."""
+        if self.data is None:
+            return []
         left = dict(self.rows)
         kept = []
         for line in (DATA / self.data).read_text(encoding="utf-8").splitlines():
@@ -115,6 +120,28 @@ def _the_pile(rows: list[Row]) -> dict[str, str]:
     # ``data`` stands for the downloaded archive; its presence is all HELM checks once the subset's CSV exists.
     return {"data": "", f"{PILE_SUBSET}.csv": text.getvalue()}
 
+
+DYCK = """
+
+@pytest.mark.holistic(
+    dyck_language(pairs=3),
+    adapter="generation",
+    perturbations=False,
+    instructions="Please complete the rest of the following Dyck sequences, making sure that the parentheses are closed properly.\\n",
+    input_prefix="Input: ",
+    input_suffix="",
+    output_prefix="",
+    output_suffix="",
+    max_train_instances=3,
+    max_tokens=5,
+    stop=("\\n",),
+    metrics=("exact_match_indicator", "exact_match", "prefix_exact_match", "ece_10_bin", "ece_1_bin"),
+)
+def test_dyck_helm_size(completion):
+    pass
+"""
+"""The suite's Dyck test at HELM's size: all 500 test instances of HELM's ``dyck_language_np=3`` run (the suite
+evaluates its first 30)."""
 
 CASES: tuple[Case, ...] = (
     Case(
@@ -263,6 +290,18 @@ def test_the_pile_whole(completion):
         layouts.natural_qa_files,
     ),
     Case(
+        "dyck",
+        "test_dyck.py",
+        "test_dyck_helm_size",
+        None,  # both sides generate HELM's instances from its seed
+        {},
+        "dyck_language:num_parenthesis_pairs=3",
+        "dyck_language",
+        lambda rows: {},
+        extra=DYCK,
+        run_name="dyck_language_np=3",
+    ),
+    Case(
         "civil_comments",
         "test_civil_comments.py",
         "test_civil_comments",
@@ -278,11 +317,12 @@ def test_the_pile_whole(completion):
 )
 
 
-SERVED_CASES: tuple[str, ...] = ("boolq", "mmlu_astronomy", "truthful_qa", "hellaswag", "openbookqa")
+SERVED_CASES: tuple[str, ...] = ("boolq", "mmlu_astronomy", "truthful_qa", "hellaswag", "openbookqa", "dyck")
 """Cases run a second time with the model behind an OpenAI-compatible server (``server.py``): HELM through its
 ``OpenAILegacyCompletionsClient``, pytest through its ``openai:`` backend. A served model returns its answers'
 log-probabilities, which HELM's ``HuggingFaceClient`` does not, so these runs are where HELM computes calibration:
-one case per adapter method that has it (generation, joint, separate, calibrated)."""
+one case per adapter method that has it (generation, joint, separate, calibrated), and Dyck, where the model often
+ends its answer at once (an answer of no tokens, whose probability HELM reads as 1)."""
 
 
 def served(name: str) -> str:

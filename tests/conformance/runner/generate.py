@@ -35,7 +35,7 @@ SCHEMA = 2
 TIMED = ("inference_runtime", "batch_size", "inference_idealized_runtime", "inference_denoised_runtime", "training_")
 """Stats that measure this machine's time or cost (left out: they differ on every run)."""
 PER_INSTANCE = (
-    "exact_match", "quasi_exact_match", "prefix_exact_match", "quasi_prefix_exact_match",
+    "exact_match", "quasi_exact_match", "prefix_exact_match", "quasi_prefix_exact_match", "exact_match_indicator",
     "f1_score", "rouge_l", "bleu_1", "bleu_4",
     "max_prob", "predicted_index", "logprob", "num_prompt_tokens", "num_output_tokens", "num_bytes",
 )  # fmt: skip
@@ -252,6 +252,8 @@ def _matches(case: Any, model: str, run_name: str) -> bool:
     """Whether HELM's run name is the case's entry on ``model``: every ``key=value`` of the entry appears in it."""
     head, _, arguments = case.entry.partition(":")
     parts = [part for part in arguments.split(",") if part] + [f"model={model.replace('/', '_')}"]
+    if case.run_name is not None:  # the run spec names the run itself; only the model follows
+        head, parts = case.run_name, parts[-1:]
     return run_name.startswith(head) and all(part in run_name for part in parts)
 
 
