@@ -25,6 +25,16 @@ project's instructions and field order are its own (README, "RAFT"), so the prom
 Not covered: the toxicity prompts. HELM's ``real_toxicity_prompts`` run scores completions with the Perspective API
 (network, a key) and samples five completions at temperature 0.9.
 
+Not covered: BBQ. The suite's BBQ questions are the project's own, generated from templates and split by the suite
+(12 in-context, 20 evaluated); HELM shuffles every row with ``random.seed(0)`` and keeps the last 1000 as its test
+split, so with fewer rows it has no training rows at all and the two runs differ by construction. The scenario
+golden compares BBQ's row-to-instance rules and the metric golden ``BBQMetric``.
+
+Not covered: synthetic reasoning. HELM evaluates a sample of 1000 of each mode's 10,000 valid and test instances
+drawn by its own ``max_eval_instances`` sampler, which ``--holistic-max-instances`` does not reproduce (README), and
+all 10,000 at 50 tokens each would take the tiny model far too long; the scenario golden compares all 11,000
+instances per mode with HELM's class. Dyck, HELM's other generated scenario, is covered at HELM's size.
+
 CivilComments is covered for one demographic (``male``: the offline rows' comments naming it and no other); HELM's
 ``demographic=all`` run, and a comment naming two demographics, would put comments of other groups in one run, which
 the suite's per-group run does not make (README, "CivilComments").
