@@ -848,7 +848,9 @@ NOT_COVERED: dict[str, str] = {
         "HELM 0.5.16 has ThePileScenario, one run per Pile subset, but after reading a subset it keeps only the "
         "documents listed in EleutherAI's lm_perplexity test_subsample_indices/<subset>/group0.json, fetched from "
         "GitHub with requests at run time, and numbers those; without that file neither the rows HELM evaluates nor "
-        "their ids follow from the hub rows. Not compared; no helm_id."
+        "their ids follow from the hub rows. Not compared here; no helm_id. The three subsets HELM reads whole "
+        "(BookCorpus2, PhilPapers, Ubuntu IRC) need no such file: the runner golden hands the offline documents to "
+        "HELM as BookCorpus2 and compares HELM's instances with the suite's by their text."
     ),
     "test_memorisation.py": (
         "HELM 0.5.16 has CopyrightScenario (prefix -> continuation pairs from its own JSON files of books and code); "
