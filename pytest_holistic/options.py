@@ -107,6 +107,17 @@ def ini_origin(config: pytest.Config, ini: str) -> str:
     return f"{ini} in {config.inipath.name}" if config.inipath is not None else f"{ini} (ini)"
 
 
+def ini_flag(config: pytest.Config, ini: str) -> bool:
+    """A boolean ini key; a value pytest cannot read as one is a line naming the key (pytest's own names only the
+    value: "invalid truth value 'maybe'")."""
+    import pytest  # already loaded in any session that reads an ini key
+
+    try:
+        return bool(config.getini(ini))
+    except (ValueError, pytest.UsageError) as error:  # pytest raises the second, naming the value only
+        raise UserError(f"{ini_origin(config, ini)}: {error}; use true or false (also yes/no, on/off, 1/0)") from None
+
+
 def whole_number(given: Given, least: int, fix: str = "") -> int:
     """A whole number >= ``least`` (``0`` is refused when ``least`` is 1, never read as 'not given')."""
     text = given.text

@@ -21,7 +21,7 @@ from .metrics.base import ScoredMetric
 from .models.base import ModelOptions
 from .models.builtin import DEFAULT_MODEL, MODEL_FORMS
 from .models.registry import Backends
-from .options import Given, ini_origin, pick
+from .options import Given, ini_flag, ini_origin, pick
 from .regression_specs import RegressionSpec, check_regression_specs
 from .scenarios.scenario import SOURCES
 
@@ -317,7 +317,7 @@ class Settings:
             backend_options=backend_options,
             scored=scored,
             scorer_specs={name: declared[metric.option] for name, metric in scored.items() if metric.option is not None},
-            strict_gates=bool(option.holistic_strict_gates or config.getini("holistic_strict_gates")),
+            strict_gates=bool(option.holistic_strict_gates or ini_flag(config, "holistic_strict_gates")),
             determinism_check=_fraction(option.holistic_check_determinism),
             overlap=option.holistic_overlap or "auto",
             perturb=_perturb(option.holistic_perturb),
@@ -327,9 +327,9 @@ class Settings:
             fail_on_regression=check_regression_specs(option.holistic_fail_on_regression, option.holistic_baseline),
             data_dir=_data_dir(config),
             word_lists=_word_lists(config),
-            stop_early=bool(option.holistic_stop_early or config.getini("holistic_stop_early")),
+            stop_early=bool(option.holistic_stop_early or ini_flag(config, "holistic_stop_early")),
             stop_level=_stop_level(config),
-            helm_shots=bool(option.holistic_helm_shots or config.getini("holistic_helm_shots")),
+            helm_shots=bool(option.holistic_helm_shots or ini_flag(config, "holistic_helm_shots")),
         )
 
 

@@ -456,6 +456,10 @@ INI_CASES = [
     ("cache_dir_broken_link", "holistic_cache_dir = dangling/x", ("holistic_cache_dir in tox.ini:", "broken symbolic link")),
     ("gate_upper_case", "holistic_gates = Exact_Match>=0.5", ("no metric 'Exact_Match'; did you mean 'exact_match'?",)),
     ("gate_infinite_optimum", "holistic_gates = abs(exact_match - 1e400) < 1", ("optimum 1e400 is beyond the float range",)),
+    *(
+        (flag, f"{flag} = maybe", (f"{flag} in tox.ini: invalid truth value 'maybe'; use true or false",))
+        for flag in ("holistic_helm_shots", "holistic_stop_early", "holistic_strict_gates")
+    ),
 ]
 
 
