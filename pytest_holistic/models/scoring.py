@@ -252,14 +252,26 @@ class Scorer:
 
 
 def cache_keyword(model: Any) -> str:
-    """The forward argument that takes a key/value cache: ``cache`` in newer transformers, ``past_key_values`` before."""
+    """The forward argument that takes a key/value cache: ``cache`` in newer transformers, ``past_key_values`` before.
+
+    Read from the first ``forward`` in the model's class hierarchy that names either: a subclass whose ``forward``
+    takes ``*args, **kwargs`` (a wrapper that rescales the logits, say) passes them on to its base's, whose
+    signature is the one that counts; guessing ``past_key_values`` there draws transformers' deprecation warning.
+    """
     import inspect
 
-    try:
-        parameters = inspect.signature(model.forward).parameters
-    except (TypeError, ValueError):
-        return "past_key_values"
-    return "cache" if "cache" in parameters else "past_key_values"
+    for klass in type(model).__mro__:
+        forward = vars(klass).get("forward")
+        if forward is None:
+            continue
+        try:
+            parameters = inspect.signature(forward).parameters
+        except (TypeError, ValueError):
+            continue
+        for name in ("cache", "past_key_values"):
+            if name in parameters:
+                return name
+    return "past_key_values"
 
 
 def returned_cache(output: Any) -> Any:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import math
 from pathlib import Path
 
@@ -169,9 +170,10 @@ def test_an_out_of_memory_batch_is_retried_smaller_and_no_request_is_lost(
     real_forward = type(model.model).forward
     seen_rows: list[int] = []
 
+    @functools.wraps(real_forward)  # the real signature, which names the cache argument the backend passes
     def forward(self, *args, **kwargs):
         rows = kwargs["input_ids"].shape[0]
-        if kwargs.get("past_key_values") is None:  # the contexts' pass
+        if kwargs.get("cache", kwargs.get("past_key_values")) is None:  # the contexts' pass (either name of the cache)
             seen_rows.append(rows)
             if rows > 2:  # a device that holds at most two contexts at once
                 raise torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 2.00 GiB")
@@ -337,3 +339,26 @@ def test_logits_changed_after_the_lm_head_are_scored_from_the_whole_model(tiny_g
         (result,) = tempered.loglikelihood([LoglikelihoodRequest(context, continuation)])
         assert result.logprob == pytest.approx(expected, abs=1e-4), strategy
     assert tempered._scorer._head is None  # the decoder/head split was probed and refused
+
+
+def test_the_cache_argument_is_named_from_the_base_forward_under_a_wrapper(tiny_gpt2: Path) -> None:
+    """A subclass whose forward takes ``*args, **kwargs`` passes the cache on to its base's forward, whose name for it
+    counts (guessing the old ``past_key_values`` there drew transformers' deprecation warning on every batch)."""
+    from transformers import GPT2LMHeadModel
+
+    from pytest_holistic.models.scoring import cache_keyword
+
+    class Wrapper(GPT2LMHeadModel):
+        def forward(self, *args, **kwargs):
+            return super().forward(*args, **kwargs)
+
+    plain = GPT2LMHeadModel.from_pretrained(tiny_gpt2)
+    assert cache_keyword(Wrapper.from_pretrained(tiny_gpt2)) == cache_keyword(plain)
+    assert cache_keyword(plain) in inspect_parameters(GPT2LMHeadModel.forward)
+
+
+def inspect_parameters(function: object) -> set[str]:
+    import inspect
+
+    return set(inspect.signature(function).parameters)  # type: ignore[arg-type]
+
