@@ -15,7 +15,8 @@ from typing import TYPE_CHECKING, Any
 import pytest
 from xdist.scheduler import LoadScopeScheduling
 
-from .channels import LEDGER, STOPS, relay_output, relay_report
+from ._roles import LEDGER, STOPS
+from .channels import relay_output, relay_report
 from .progress import ItemProgress, terminal_emitter
 from .progress.durations import read_item_seconds
 from .shards import assign_shards

@@ -32,6 +32,7 @@ from typing import Any, Protocol
 
 import pytest
 
+from ._roles import LEDGER
 from .records import CollectedRun, ItemRecord, RunHeader, WorkerSummary
 
 RECORD = "holistic_record"
@@ -40,11 +41,6 @@ RUN = "holistic_run"
 """Test report attribute, on the first record of a run from each process: the run's header as plain data."""
 OUTPUT = "holistic"
 """``workeroutput`` key: a worker's final summary and the runs it collected."""
-LEDGER = "holistic_ledger"
-"""``workerinput`` key: the folder where each xdist worker keeps its ledger file."""
-STOPS = "holistic_stops"
-"""``workerinput`` key: the session's early-stop table (its file and the session's run id), which every worker reads
-before computing an item of a run that may stop early (``stops.StopTable``)."""
 
 
 class Outbox(Protocol):
@@ -131,6 +127,8 @@ class XdistWorker:
             data = {"summary": progress().to_data(), "runs": self._runs, "pid": os.getpid()}
             temporary = self.ledger.with_name(f".{self.ledger.name}.tmp")
             try:
+                # Named by a controller that was not yet awake, the folder is made by the first worker that writes.
+                self.ledger.parent.mkdir(mode=0o700, exist_ok=True)
                 temporary.write_text(json.dumps(data), encoding="utf-8")
                 os.replace(temporary, self.ledger)
             except OSError:  # a safety net: the final summary does not need it

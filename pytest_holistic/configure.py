@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from ._roles import is_worker
-from .channels import STOPS, InProcess, XdistWorker
+from ._roles import STOPS, Planned
+from .channels import InProcess, XdistWorker
 from .errors import UserError
 from .extensions import session_extensions
 from .gates import check_metric_name
@@ -29,12 +29,15 @@ from .report.reporter import REPORTER, Reporter
 from .settings import Settings, check_device, check_writable
 from .stops import FILE_NAME as STOP_TABLE
 from .stops import StopTable
-from .worker import WORKER_SIDE, WorkerSide, gate_metric_names, prepare_worker
+from .worker import WorkerSide, gate_metric_names, prepare_worker
 
 
-def configure(config: pytest.Config) -> None:
-    """Read the settings (a bad one is a usage error, before any model work) and give this process its parts."""
-    controller = not is_worker(config)
+def configure(config: pytest.Config, controller: bool, planned: Planned | None = None) -> WorkerSide:
+    """Read the settings (a bad one is a usage error, before any model work) and give this process its parts; returns
+    its worker side (``activation`` keeps it on the config).
+
+    ``planned``: the worker ledgers' folder and the early-stop table an xdist controller named to its workers before
+    the session woke (``activation``), used instead of new ones."""
     try:
         settings = Settings.from_config(config, session_extensions(config))
         for gate in settings.gates:
@@ -52,8 +55,9 @@ def configure(config: pytest.Config) -> None:
         # A worker never computes ahead (it does not know which shard it runs next) and its lines never reach the terminal.
         given = config.workerinput.get(STOPS)  # type: ignore[attr-defined]
         stops = StopTable(Path(given["path"]), str(given["session"])) if given else None
-        config.stash[WORKER_SIDE] = WorkerSide(config, settings, XdistWorker(config), stops=stops)
-        return
+        side = WorkerSide(config, settings, XdistWorker(config), stops=stops)
+        side.announce()
+        return side
     if settings.cache_dir is not None and getattr(config.option, "cacheclear", False):
         problem = response_cache.clear(settings.cache_dir)
         if problem:
@@ -61,11 +65,16 @@ def configure(config: pytest.Config) -> None:
     terminal = terminal_emitter(config)  # this process owns the terminal: say what the model does
     progress = ModelProgress(*terminal) if terminal is not None else None
     run_id = new_run_id()
-    ledgers = Ledgers()
-    # Beside the response cache, which every worker reaches; without a cache, in the session's own folder of ledgers.
-    stops = StopTable((settings.cache_dir or ledgers.folder()) / STOP_TABLE, run_id)
-    config.stash[WORKER_SIDE] = WorkerSide(config, settings, InProcess(config), settings.overlap, progress, stops)
+    if planned is not None:
+        ledgers = Ledgers(planned.ledger_folder)
+        stops = StopTable(planned.stop_table, planned.stops_session)
+    else:
+        ledgers = Ledgers()
+        # Beside the response cache, which every worker reaches; without a cache, in the session's own folder of ledgers.
+        stops = StopTable((settings.cache_dir or ledgers.folder()) / STOP_TABLE, run_id)
+    side = WorkerSide(config, settings, InProcess(config), settings.overlap, progress, stops)
     _configure_reporter(config, settings, plan, run_id, ledgers, stops)
+    return side
 
 
 def _configure_reporter(
@@ -117,7 +126,7 @@ def _configure_reporter(
         config.pluginmanager.register(XdistController(config, settings.shard_size, ledgers.folder, stops), "holistic-xdist")
 
 
-def unconfigure(config: pytest.Config) -> None:
+def unconfigure(config: pytest.Config, worker: WorkerSide) -> None:
     """Close the reporter (and unregister it and the xdist glue), then the worker side and its model."""
     reporter = config.stash.get(REPORTER, None)
     if reporter is not None:
@@ -128,7 +137,4 @@ def unconfigure(config: pytest.Config) -> None:
             glue = config.pluginmanager.get_plugin(name)
             if glue is not None:
                 config.pluginmanager.unregister(glue)
-    worker = config.stash.get(WORKER_SIDE, None)
-    if worker is not None:
-        del config.stash[WORKER_SIDE]
-        worker.close()
+    worker.close()

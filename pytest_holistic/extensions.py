@@ -1,10 +1,14 @@
 """The model-scored metrics and model backends of one pytest session, with the options each declares.
 
-Built-in and third-party ones are added the same way, by an implementation of the ``pytest_holistic_register``
-hook: the plugin's own adds its metrics, its backends and the ``pytest_holistic.models`` entry points; a plugin or
-the root ``conftest.py`` adds its own. Each addition puts its options on pytest's parser at once, as a conftest's
-``pytest_addoption`` would, so the options of a conftest loaded after the plugin are still parsed. Once the
-settings are read (``pytest_configure``) nothing more can be added: its options could no longer be given.
+Third-party ones are added by an implementation of the ``pytest_holistic_register`` hook: the plugin's own adds the
+``pytest_holistic.models`` entry points; a plugin or the root ``conftest.py`` adds its own. Each addition puts its
+options on pytest's parser at once, as a conftest's ``pytest_addoption`` would, so the options of a conftest loaded
+after the plugin are still parsed. Once the settings are read nothing more can be added: its options could no longer
+be given.
+
+The built-in ones are declared at every start from light modules (``command_line``, ``builtin_options``) and join
+the session only when the settings are read, before anything added through the hook, so a run with no eval in it
+imports no metric or model code.
 """
 
 from __future__ import annotations
@@ -15,33 +19,38 @@ from typing import Any
 
 import pytest
 
-from . import options
+from typing import TYPE_CHECKING
+
+from . import command_line, options
+from .builtin_options import BUILTIN as BUILTIN_OPTIONS
 from .errors import UserError
-from .metrics import BUILTIN, POPULATION
-from .metrics.base import ScoredMetric
-from .models.registry import BackendKind, Backends
 from .options import Option, Values
-from .printable import printable
+
+if TYPE_CHECKING:
+    from .metrics.base import ScoredMetric
+    from .models.registry import BackendKind, Backends
 
 PLUGIN_NAME = "holistic-extensions"
 """The name the session's :class:`Extensions` is registered under in pytest's plugin manager."""
 
 
 class Extensions:
-    """Collects metrics and backends while pytest starts; ``read`` then parses every declared option once."""
+    """Declares every option while pytest starts and collects the metrics and backends added through the hook;
+    ``read`` then parses every declared option once."""
 
     def __init__(self, parser: pytest.Parser) -> None:
-        self._parser = parser
+        self.declared = command_line.add_options(parser)
         self._metrics: dict[str, ScoredMetric] = {}
         self._backends: list[BackendKind[Any]] = []
         self._options: dict[str, tuple[Option[Any], str]] = {}  # flag -> (option, who declared it first)
         self._closed = False
+        self._with_builtins = False
+        for option, owner in BUILTIN_OPTIONS:
+            self._declare(option, owner)
 
     def add_metric(self, metric: ScoredMetric) -> None:
         """A model-scored metric, usable in ``metrics=`` by its name; one registered again under its name replaces it."""
         self._still_open(f"model-scored metric {metric.name!r}")
-        if metric.name in BUILTIN or metric.name in POPULATION:
-            raise ValueError(f"model-scored metric {metric.name!r} has the name of a built-in metric; choose another")
         self._metrics[metric.name] = metric
         if metric.option is not None:
             self._declare(metric.option, f"metric {metric.name!r}")
@@ -53,18 +62,49 @@ class Extensions:
         for option in kind.options:
             self._declare(option, f"model backend {kind.name!r}")
 
+    def given(self, config: pytest.Config) -> list[str]:
+        """The options of pytest-holistic (the core's, the built-ins' and the extensions') the user gave."""
+        return self.declared.given(config)
+
     @property
     def metrics(self) -> Mapping[str, ScoredMetric]:
+        self._add_builtins()
         return MappingProxyType(self._metrics)
 
     @property
     def backends(self) -> Backends:
+        from .models.registry import Backends
+
+        self._add_builtins()
         return Backends.of(self._backends)
 
     def read(self, config: pytest.Config) -> Values:
         """Every declared option's value, parsed (a bad one is a one-line UserError); closes the registration."""
+        self._add_builtins()
         self._closed = True
         return Values(MappingProxyType({flag: options.read(config, option) for flag, (option, _) in self._options.items()}))
+
+    def _add_builtins(self) -> None:
+        """The built-in metrics and backends, ahead of those added through the hook (a later one of the same name or
+        scheme takes over); their options were declared at start, from ``builtin_options``."""
+        if self._with_builtins:
+            return
+        from .metrics import BUILTIN, POPULATION, SCORED
+        from .models.builtin import BUILTIN_BACKENDS
+
+        self._with_builtins = True
+        for name in self._metrics:
+            if name in BUILTIN or name in POPULATION:
+                raise UserError(f"model-scored metric {name!r} has the name of a built-in metric; register it under another name")
+        declared = (
+            *(metric.option for metric in SCORED.values() if metric.option is not None),
+            *(option for kind in BUILTIN_BACKENDS for option in kind.options),
+        )
+        for option in declared:
+            if self._options.get(option.flag, (None,))[0] is not option:
+                raise RuntimeError(f"built-in option {option.flag} is not declared in builtin_options.BUILTIN")
+        self._metrics = {**SCORED, **self._metrics}
+        self._backends = [*BUILTIN_BACKENDS, *self._backends]
 
     def _declare(self, option: Option[Any], owner: str) -> None:
         """One option may serve several owners (the three BERTScore metrics), when it is the very same declaration."""
@@ -74,10 +114,12 @@ class Extensions:
                 raise ValueError(f"option {option.flag} is declared by {known[1]} and, differently, by {owner}")
             return
         self._options[option.flag] = (option, owner)
-        options.declare(self._parser, option)
+        self.declared.option(option)
 
     def _still_open(self, what: str) -> None:
         if self._closed:
+            from .printable import printable
+
             raise LateRegistration(
                 printable(
                     f"pytest-holistic: {what} was registered after pytest-holistic read its options "

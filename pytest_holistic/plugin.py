@@ -1,11 +1,11 @@
 """Every pytest hook and fixture of pytest-holistic: thin shells that delegate to the two roles.
 
-Every process has a ``WorkerSide`` (items, the cached model, records); only the controller (or a plain
-run) has a ``Reporter`` (aggregation, gates, writers), as pytest's own junitxml does it. The role is decided
-once, in ``pytest_configure`` (``configure.py``), and with it the outbox a process sends through (``channels``).
+Every process of a session with holistic work has a ``WorkerSide`` (items, the cached model, records); only the
+controller (or a plain run) has a ``Reporter`` (aggregation, gates, writers), as pytest's own junitxml does it. The
+role is decided once, in ``configure.py``, and with it the outbox a process sends through (``channels``).
 pytest imports this module in every run of every project where the plugin is installed, so it imports almost
-nothing: what a session needs loads when the session is configured, and torch, transformers and datasets
-only when a model or a hub dataset is actually needed.
+nothing, and a session with no eval in it stays that way (``activation.py``): its parts are built when the session
+first shows holistic work, and torch, transformers and datasets load only when a model or a hub dataset is needed.
 """
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from .errors import UserError
-from .printable import printable
+
+from .activation import awake, close, wake
 
 if TYPE_CHECKING:
     from .answers import AnswerProbe
@@ -52,25 +52,25 @@ def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
 
 def pytest_addoption(parser: pytest.Parser, pluginmanager: pytest.PytestPluginManager) -> None:
     from .extensions import PLUGIN_NAME, Extensions
-    from .settings import add_options
 
-    add_options(parser)
-    extensions = Extensions(parser)
+    extensions = Extensions(parser)  # every option of the core and of the built-in metrics and backends
     pluginmanager.register(extensions, PLUGIN_NAME)
     pluginmanager.hook.pytest_holistic_register.call_historic(kwargs={"extensions": extensions})
 
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_holistic_register(extensions: Extensions) -> None:
-    """The built-in model-scored metrics and backends, then the backends installed packages name as entry points."""
-    from .metrics import SCORED
-    from .models.builtin import BUILTIN_BACKENDS
-    from .models.registry import entry_point_kinds
+    """The backends installed packages name as entry points (the built-in metrics and backends join the session when
+    its settings are read, ahead of these)."""
+    from importlib.metadata import entry_points
 
-    for metric in SCORED.values():
-        extensions.add_metric(metric)
-    for kind in (*BUILTIN_BACKENDS, *entry_point_kinds()):
-        extensions.add_backend(kind)
+    from .command_line import ENTRY_POINT_GROUP
+
+    if entry_points(group=ENTRY_POINT_GROUP):
+        from .models.registry import entry_point_kinds
+
+        for kind in entry_point_kinds():
+            extensions.add_backend(kind)
 
 
 @pytest.hookimpl(trylast=True)
@@ -78,29 +78,44 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", MARKER_HELP)
     for name, meaning in SELECTION_MARKERS.items():
         config.addinivalue_line("markers", f"{name}: {meaning}")
-    from .configure import configure
+    from .activation import start
 
-    configure(config)
+    start(config)  # the session's parts now if an option of ours was given, else at the first eval
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
-    from .configure import unconfigure
-
-    unconfigure(config)
-
-
-def _worker(config: pytest.Config) -> WorkerSide:
-    from .worker import WORKER_SIDE
-
-    return config.stash[WORKER_SIDE]
+    close(config)
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
-    _worker(metafunc.config).parametrize(metafunc)
+    side = awake(metafunc.config)
+    if side is None and metafunc.definition.get_closest_marker("holistic") is not None:
+        side = _wake_in_collection(metafunc.config)
+    if side is not None:
+        side.parametrize(metafunc)
+
+
+class SettingsProblem(pytest.Collector.CollectError):
+    """A setting that fails when a marked function wakes the session (the default report folder is a file): pytest
+    shows a collection error's message alone, one line, and the run ends with the usage error's status."""
+
+
+WAKE_FAILED = pytest.StashKey[str]()
+
+
+def _wake_in_collection(config: pytest.Config) -> WorkerSide:
+    """Woken by the first marked function; a setting that fails is each marked file's one-line collection error."""
+    try:
+        return wake(config)
+    except pytest.UsageError as error:
+        config.stash[WAKE_FAILED] = str(error)
+        raise SettingsProblem(str(error)) from None
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
-    _worker(session.config).register(session.items)
+    side = awake(session.config)
+    if side is not None:
+        side.register(session.items)
 
 
 @pytest.hookimpl(wrapper=True)
@@ -108,16 +123,23 @@ def pytest_runtest_makereport(
     item: pytest.Item, call: pytest.CallInfo[None]
 ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
     report = yield
-    if call.excinfo is not None and call.excinfo.errisinstance(UserError):
-        report.longrepr = _user_error_line(call.excinfo)
+    if call.excinfo is not None:
+        from .errors import UserError
+
+        if call.excinfo.errisinstance(UserError):
+            report.longrepr = _user_error_line(call.excinfo)
     if call.excinfo is not None and call.excinfo.errisinstance(KeyboardInterrupt):
         return report  # cut off mid-item (Ctrl-C, SIGTERM): no outcome to record; the report lists it as not completed
-    _worker(item.config).attach_record(item, report)
+    side = awake(item.config)
+    if side is not None:
+        side.attach_record(item, report)
     return report
 
 
 def _user_error_line(excinfo: pytest.ExceptionInfo[BaseException]) -> str:
     """A user mistake met inside a test (a bad model behind ``holistic_model``): one line and where, no traceback."""
+    from .printable import printable
+
     package = Path(__file__).parent
     outside = [entry for entry in excinfo.traceback if package not in Path(entry.path).parents]
     where = f"{Path(outside[-1].path).name}:{outside[-1].lineno + 1}: " if outside else ""
@@ -131,7 +153,11 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     A run cut short (Ctrl-C, SIGTERM) first cancels what the model still has in flight, so a request hung on a
     server neither holds the report back nor is counted after the summary is taken.
     """
-    worker = _worker(session.config)
+    worker = awake(session.config)
+    if worker is None:
+        if WAKE_FAILED in session.config.stash:
+            session.exitstatus = pytest.ExitCode.USAGE_ERROR
+        return
     if exitstatus == pytest.ExitCode.INTERRUPTED:
         worker.cancel()
     worker.finish()
@@ -146,7 +172,7 @@ def instance(request: pytest.FixtureRequest) -> Any:
 @pytest.fixture
 def completion(request: pytest.FixtureRequest) -> Completion:
     """The model's answer to this item's instance, computed with the rest of its shard in batches."""
-    return _worker(request.config).answer(request.node).completion
+    return wake(request.config).answer(request.node).completion
 
 
 @pytest.hookimpl(trylast=True)
@@ -157,15 +183,19 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
     session, holistic or not (about 0.1 ms each, a ``request`` object and a finalizer); this costs a stash lookup.
     Under ``--setup-plan`` nothing is set up, so nothing is computed either (as no fixture would have been).
     """
+    side = awake(item.config)
+    if side is None:
+        return
     from .worker import ITEM_WORK
 
     if ITEM_WORK in item.stash and not getattr(item.config.option, "setupplan", False):
-        _worker(item.config).answer(item)
+        side.answer(item)
 
 
 @pytest.fixture
 def record(request: pytest.FixtureRequest) -> Recorder:
     """Record per-instance scores; they appear in the summary table, gates and report.json."""
+    wake(request.config)
     from .worker import ITEM_SCORES, Recorder
 
     return Recorder(request.node.stash.setdefault(ITEM_SCORES, {}))
@@ -179,7 +209,7 @@ def answer(request: pytest.FixtureRequest) -> AnswerProbe:
     Answers go through the response cache; when the test fails, the last perturbed input and both answers
     (Hypothesis' minimal counterexample) go into the item's record and report.json.
     """
-    return _worker(request.config).probe(request.node)
+    return wake(request.config).probe(request.node)
 
 
 @pytest.fixture(scope="session")
@@ -189,4 +219,4 @@ def holistic_model(request: pytest.FixtureRequest) -> CachedModel:
     Loads nothing until called; a request already answered (by a shard, a rerun or an earlier call) comes
     from the cache. For property tests and fixtures that need the model outside the precomputed shards.
     """
-    return _worker(request.config).model
+    return wake(request.config).model

@@ -16,7 +16,9 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-FILE_NAME = "early-stops.sqlite"
+from ._roles import STOP_TABLE_FILE
+
+FILE_NAME = STOP_TABLE_FILE
 STALE_SECONDS = 7 * 24 * 3600
 """Rows of sessions that ended without removing theirs (killed) are dropped after a week."""
 

@@ -42,7 +42,6 @@ from .scrubbing import scrub_text
 from .settings import Settings
 from .stops import StopTable
 
-WORKER_SIDE = pytest.StashKey["WorkerSide"]()  # on the config: this process's side
 ITEM_WORK = pytest.StashKey[Work]()  # on a holistic item: its run and instance
 ITEM_ANSWER = pytest.StashKey[Answer]()  # its answer, once its shard is computed
 ITEM_SCORES = pytest.StashKey[dict[str, float]]()  # what the test recorded
@@ -425,6 +424,11 @@ class WorkerSide:
             error=_error_line(report) if report.failed else None,
             counterexample=counterexample,
         )
+
+    def announce(self) -> None:
+        """A first checkpoint as soon as the worker side exists: an xdist worker's ledger then shows that this session
+        has holistic work, which a controller still dormant reads once every collection is in (``activation``)."""
+        self._checkpoint()
 
     def _checkpoint(self) -> None:
         """Tell the outbox the counts changed (after each committed batch, each probe, each collection step)."""

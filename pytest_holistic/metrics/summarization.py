@@ -34,8 +34,8 @@ import importlib.metadata
 import math
 from collections.abc import Callable, Sequence
 
-from ..errors import UserError
-from ..options import Given, Option
+from ..builtin_options import BERTSCORE_MODEL, QAFACTEVAL_SCORER, SUMMAC_MODEL
+from ..options import Option
 from .base import Column, ContextScorer, Family, MetricInfo, ScoredMetric, ScorerUnavailable
 from .summary_text import remove_braces
 from .tokenize import word_tokenize
@@ -163,36 +163,6 @@ def _data_stats_metric(name: str, statistic: int, bounds: tuple[float, float]) -
 
 def _make_meteor(_spec: str) -> ContextScorer:
     return MeteorScorer()
-
-
-def _model_option(flag: str, metavar: str, text: str, metric: str) -> Option[str]:
-    """The option naming the model behind ``metric`` (its kin share it): empty, a one-line skip; else checked now."""
-
-    def parse(given: Given) -> str:
-        from . import summarization_scorers
-
-        if not given.text:
-            return ""
-        try:
-            return summarization_scorers.check_spec(metric, given.text)
-        except UserError as error:
-            raise given.error(str(error)) from None
-
-    return Option(flag, text, parse, default="", ini=flag.lstrip("-").replace("-", "_"), metavar=metavar)
-
-
-BERTSCORE_MODEL = _model_option(
-    "--holistic-bertscore-model",
-    "FOLDER[#LAYER]",
-    "a local transformers encoder folder for bertscore_precision/recall/f1",
-    "bertscore_f1",
-)
-SUMMAC_MODEL = _model_option(
-    "--holistic-summac-model", "hf:FOLDER", "an NLI sequence classifier for summac (SummaC-ZS)", "summac"
-)
-QAFACTEVAL_SCORER = _model_option(
-    "--holistic-qafacteval-scorer", "MODULE:FUNCTION", "a callable (summaries, articles) -> scores for qafacteval", "qafacteval"
-)
 
 
 def _model_metric(

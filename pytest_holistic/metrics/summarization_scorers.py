@@ -39,7 +39,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
-from ..errors import UserError
+from ..builtin_options import split_bertscore_spec
 from .base import ContextScorer, ScorerError, ScorerUnavailable
 from .summary_text import remove_braces
 from .tokenize import sent_tokenize
@@ -59,37 +59,6 @@ BATCH = 16
 
 
 # -- specs ---------------------------------------------------------------------------------------------
-
-
-def split_bertscore_spec(spec: str) -> tuple[Path, int | None]:
-    """``FOLDER`` or ``FOLDER#LAYER`` -> (folder, layer or None)."""
-    folder, _, layer = spec.rpartition("#") if "#" in spec else (spec, "", "")
-    if layer and not (layer.isdigit()):
-        raise UserError(f"layer {layer!r} in {spec!r} must be a whole number >= 0 (FOLDER#LAYER)")
-    return Path(folder).expanduser(), int(layer) if layer else None
-
-
-def check_spec(metric: str, spec: str) -> str:
-    """The spec normalised (folders made absolute), or a UserError saying what form it takes."""
-    spec = spec.strip()
-    if not spec:
-        return ""
-    if metric.startswith("bertscore"):
-        folder, layer = split_bertscore_spec(spec)
-        if not (folder / "config.json").is_file():
-            raise UserError(
-                f"{str(folder)!r} is not a model folder with a config.json (a transformers encoder saved by save_pretrained)"
-            )
-        return str(folder.resolve()) + (f"#{layer}" if layer is not None else "")
-    if metric == "summac":
-        if not spec.startswith("hf:") or len(spec) == 3:
-            raise UserError(f"{spec!r}: use hf:FOLDER (an NLI sequence classifier saved by save_pretrained, or a hub name)")
-        target = Path(spec[3:]).expanduser()
-        return f"hf:{target.resolve()}" if target.exists() else spec
-    module, _, function = spec.partition(":")
-    if not module or not function.isidentifier():
-        raise UserError(f"{spec!r}: use MODULE:FUNCTION, a callable (summaries, articles) -> scores")
-    return spec
 
 
 def make(metric: str, spec: str) -> ContextScorer:

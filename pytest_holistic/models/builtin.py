@@ -16,8 +16,6 @@ from .registry import BackendKind, common_options
 
 DEFAULT_MODEL = embedded.NAME
 """The model a run evaluates when none is named."""
-MODEL_FORMS = "a hub name (gpt2-large), a local folder, scripted:PATH"
-"""What ``--model`` takes, for its help and its errors (besides the default)."""
 
 
 def _transformers(spec: str, options: HFOptions) -> object:

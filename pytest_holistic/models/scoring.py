@@ -23,7 +23,6 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 Strategy = Literal["shared", "full", "packed"]
-STRATEGIES: tuple[str, ...] = ("auto", "shared", "full", "packed")
 
 
 @dataclass(frozen=True)

@@ -21,10 +21,11 @@ from ..records import CollectedRun, WorkerSummary
 
 
 class Ledgers:
-    """A temporary folder of worker ledgers: made on first use, removed by ``remove``."""
+    """A temporary folder of worker ledgers: made on first use, removed by ``remove``; or one named before, which the
+    first worker to write makes."""
 
-    def __init__(self) -> None:
-        self._folder: Path | None = None
+    def __init__(self, folder: Path | None = None) -> None:
+        self._folder: Path | None = folder
 
     def folder(self) -> Path:
         if self._folder is None:

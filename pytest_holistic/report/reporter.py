@@ -251,11 +251,24 @@ class Reporter:
         try:
             result = yield
         except BaseException as stop:  # Ctrl-C, -x / --maxfail, a model that could not load, xdist giving up
-            self.interrupted = _reason(stop)
-            if self.expected is None:  # under xdist the workers collect inside this loop
-                self.interrupted += " during collection, before the items were known"
-                self.cut_in_collection = True
+            self.loop_failed(stop)
             raise
+        self.loop_finished(session)
+        return result
+
+    def loop_failed(self, stop: BaseException) -> None:
+        """The test loop ended by an exception: what the report says of it."""
+        self.interrupted = _reason(stop)
+        if self.expected is None:  # under xdist the workers collect inside this loop
+            self.interrupted += " during collection, before the items were known"
+            self.cut_in_collection = True
+
+    def loop_finished(self, session: pytest.Session) -> None:
+        """After the test loop: the ledgers read, then the numbers, the gates and the comparison.
+
+        Called by the reporter's own ``pytest_runtestloop``, or, for a reporter made during the loop (an xdist
+        controller that learns of holistic work from its workers' collections), by ``activation``'s glue.
+        """
         stopped = session.shouldfail or session.shouldstop
         self._read_ledgers()
         if stopped:
@@ -280,7 +293,6 @@ class Reporter:
             aggregate_runs(self.ordered_runs(), progress, self.labels())
             self._judge_gates(session)
             self._compare(session)
-        return result
 
     def _judge_gates(self, session: pytest.Session) -> None:
         if self.expected == []:  # -k or -m matched nothing: pytest's "no tests ran" (exit 5) must stand

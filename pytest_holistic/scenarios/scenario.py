@@ -16,9 +16,6 @@ from .helm_ids import HelmIds
 from .instance import Instance
 from .loaders import DatasetUnavailable, GeneratorSource, Source
 
-SOURCES = ("local", "hub", "auto")
-"""``local``: the shipped files; ``hub``: the real dataset (or an error); ``auto``: the real one where it can be read."""
-
 
 @dataclass(frozen=True)
 class LoadedScenario:

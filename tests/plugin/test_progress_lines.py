@@ -37,7 +37,7 @@ def test_loading_lines_are_printed_once_outside_the_captured_output(pytester: py
 
 HEARTBEAT_CONFTEST = """
 import pytest
-from pytest_holistic.worker import WORKER_SIDE
+from pytest_holistic.activation import WORKER_SIDE
 
 @pytest.hookimpl(trylast=True)
 def pytest_configure(config):

@@ -58,7 +58,7 @@ import os
 from pathlib import Path
 
 import pytest
-from pytest_holistic.worker import WORKER_SIDE
+from pytest_holistic.activation import WORKER_SIDE
 
 HELD = []  # keeps the worker side alive, so only an explicit close (not garbage collection) can close the cache
 

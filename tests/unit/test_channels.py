@@ -13,7 +13,8 @@ from typing import Any
 
 import pytest
 
-from pytest_holistic.channels import LEDGER, OUTPUT, RECORD, RUN, InProcess, XdistWorker, relay_output, relay_report
+from pytest_holistic._roles import LEDGER
+from pytest_holistic.channels import OUTPUT, RECORD, RUN, InProcess, XdistWorker, relay_output, relay_report
 from pytest_holistic.metrics.stats import Stat
 from pytest_holistic.models.base import ModelInfo
 from pytest_holistic.plans import Completion
@@ -67,7 +68,7 @@ RUNS = [CollectedRun(_info(), 4, 3), CollectedRun(_info("t.py::test_r"), 2, 0)]
 
 
 def test_the_role_is_read_in_one_place() -> None:
-    """``is_worker`` is called only by ``configure.configure`` (from ``pytest_configure``), and only ``_roles`` looks for ``workerinput`` to decide."""
+    """``is_worker`` is called only by ``activation.start`` (from ``pytest_configure``), and only ``_roles`` looks for ``workerinput`` to decide."""
     calls: list[tuple[str, str]] = []
     probes: list[str] = []
     for path in sorted(PACKAGE.rglob("*.py")):
@@ -84,7 +85,7 @@ def test_the_role_is_read_in_one_place() -> None:
                     and any(isinstance(arg, ast.Constant) and arg.value == "workerinput" for arg in node.args)
                 ):
                     probes.append(path.name)
-    assert calls == [("configure.py", "configure")]
+    assert calls == [("activation.py", "start")]
     assert probes == ["_roles.py"]
 
 
@@ -212,3 +213,10 @@ def test_the_controller_relays_a_workers_record_as_objects_and_leaves_its_own_re
     plain.node = object()  # type: ignore[attr-defined]  # a worker's report of a test that is not holistic
     relay_report(controller, plain)
     assert len(controller.hook.calls) == 1
+
+
+def test_the_dormant_glue_knows_the_channels_by_their_names() -> None:
+    """``activation`` names two channels itself, so that a session without evals loads no channel code."""
+    from pytest_holistic import activation, channels
+
+    assert (activation.RECORD, activation.OUTPUT) == (channels.RECORD, channels.OUTPUT)
