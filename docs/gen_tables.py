@@ -53,7 +53,15 @@ class Recorder:
         dest = attrs.get("dest") or flags[0].lstrip("-").replace("-", "_")
         choices = attrs.get("choices")
         self.rows.append(
-            Row(flags, dest, attrs.get("help", ""), attrs.get("default"), attrs.get("metavar"), tuple(choices) if choices else None, self.owner)
+            Row(
+                flags,
+                dest,
+                attrs.get("help", ""),
+                attrs.get("default"),
+                attrs.get("metavar"),
+                tuple(choices) if choices else None,
+                self.owner,
+            )
         )
 
     def addini(self, name: str, help: str, type: str | None = None, default: Any = None) -> None:
@@ -145,7 +153,18 @@ def metric_entries() -> list[tuple[str, str, str, str, str, str, str]]:
         better = {"higher": "higher ↑", "lower": "lower ↓"}.get(info.direction) or f"closest to {info.optimum:g}"
         low, high = info.bounds
         inputs = "; ".join(column.value for column in info.inputs)
-        entries.append((info.family, info.name, kind, better, f"[{_number(low)}, {_number(high)}]", inputs, _definition(info.function), info.citation))
+        entries.append(
+            (
+                info.family,
+                info.name,
+                kind,
+                better,
+                f"[{_number(low)}, {_number(high)}]",
+                inputs,
+                _definition(info.function),
+                info.citation,
+            )
+        )
     return entries
 
 
@@ -157,13 +176,24 @@ def metrics_markdown() -> str:
     for family in FAMILIES:
         rows = [entry for entry in entries if entry[0] == family]
         if family == "efficiency":
-            lines += ["", "### efficiency", "", "Every run, from the timings and token counts of its requests: "
-                      + ", ".join(f"`{name}`" for name in EFFICIENCY) + "."]
+            lines += [
+                "",
+                "### efficiency",
+                "",
+                "Every run, from the timings and token counts of its requests: "
+                + ", ".join(f"`{name}`" for name in EFFICIENCY)
+                + ".",
+            ]
             continue
         if not rows:
             continue
-        lines += ["", f"### {family}", "", "| metric | computed | better | range | from | definition | source |",
-                  "| --- | --- | --- | --- | --- | --- | --- |"]
+        lines += [
+            "",
+            f"### {family}",
+            "",
+            "| metric | computed | better | range | from | definition | source |",
+            "| --- | --- | --- | --- | --- | --- | --- |",
+        ]
         for _, name, kind, better, bounds, inputs, definition, source in rows:
             lines.append(f"| `{name}` | {kind} | {better} | {bounds} | {_cell(inputs)} | {_cell(definition)} | {_cell(source)} |")
     return "\n".join(lines).strip("\n")

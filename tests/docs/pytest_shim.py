@@ -1,9 +1,10 @@
 """``pytest`` for the docs' shell examples: the command as written, on the scripted model, one instance per scenario.
 
 ``--model NAME`` becomes ``--model scripted:NAME.yaml`` (the rules of tests/docs/scripted.yaml), so ``./my-model`` and
-``gpt2`` stay two models, and after the run ``reports/NAME`` links to the scripted model's report folder, where a
-later command of the example looks for it (the scripted model's folder is named after its rules file). A run whose items or gates fail (exit 1) is a run: the shim exits 0 for
-it; a usage, collection or internal error keeps its status. Each run's status and arguments go to ``$DOCS_LOG``.
+``gpt2`` stay two models, and after the run ``reports/NAME`` links to the scripted model's report folder (named after
+its rules file), where a later command of the example looks for it. A run whose items or gates fail (exit 1) is a
+run: the shim exits 0 for it; a usage, collection or internal error keeps its status. Each run's status and arguments
+go to ``$DOCS_LOG``.
 """
 
 from __future__ import annotations

@@ -95,7 +95,7 @@ def test_the_docs_have_examples_of_both_kinds() -> None:
 def test_example(example: Example, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     reason = skip_reason(example)
     if reason is not None:
-        assert reason, f"{example_id(example)}: a skipped example says why: <!-- skip: next \"reason\" -->"
+        assert reason, f'{example_id(example)}: a skipped example says why: <!-- skip: next "reason" -->'
         pytest.skip(reason)
     runner: Callable[[Example, Path, pytest.MonkeyPatch], None]
     if language(example) == "bash":
@@ -119,7 +119,7 @@ def environment(extra: dict[str, str] | None = None) -> dict[str, str]:
 def run_python(example: Example, folder: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(folder)
     source = setup_before(example) + str(example.parsed)
-    exec(compile(source, example_id(example), "exec"), {"__name__": "docs_example"})
+    exec(compile(source, example_id(example), "exec"), {"__name__": "docs_example"})  # noqa: S102 (the docs' own code)
 
 
 def run_eval_file(example: Example, folder: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -131,7 +131,12 @@ def run_eval_file(example: Example, folder: Path, monkeypatch: pytest.MonkeyPatc
     command = [sys.executable, "-m", "pytest", str(test_file.relative_to(folder)), "-q", "-p", "no:cacheprovider"]
     result = subprocess.run(
         [*command, "--model", f"scripted:{RULES}", "-W", "error::pytest.PytestUnknownMarkWarning"],
-        cwd=folder, env=environment(), capture_output=True, text=True, timeout=TIMEOUT,
+        check=False,
+        cwd=folder,
+        env=environment(),
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
     )
     assert result.returncode == 0, f"{example_id(example)} failed on the scripted model:\n{result.stdout}\n{result.stderr}"
     assert " passed" in result.stdout.splitlines()[-1]
@@ -152,9 +157,16 @@ def run_shell(example: Example, folder: Path, monkeypatch: pytest.MonkeyPatch) -
     script = folder / "example.sh"
     script.write_text(setup_before(example) + str(example.parsed))
     env = environment(
-        {"PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}", "DOCS_BIN": str(bin_dir), "DOCS_RULES": str(RULES), "DOCS_LOG": str(log)}
+        {
+            "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}",
+            "DOCS_BIN": str(bin_dir),
+            "DOCS_RULES": str(RULES),
+            "DOCS_LOG": str(log),
+        }
     )
-    result = subprocess.run(["bash", "-e", str(script)], cwd=work, env=env, capture_output=True, text=True, timeout=TIMEOUT)
+    result = subprocess.run(
+        ["bash", "-e", str(script)], check=False, cwd=work, env=env, capture_output=True, text=True, timeout=TIMEOUT
+    )
     runs = log.read_text().splitlines() if log.exists() else []
     shown = f"{example_id(example)}:\n{result.stdout[-4000:]}\n{result.stderr[-4000:]}\nruns:\n" + "\n".join(runs)
     assert result.returncode == 0, shown
