@@ -19,6 +19,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:  # the checkout's package, also when another copy is installed
     sys.path.insert(0, str(ROOT))
+import pytest_holistic  # noqa: F401 (bound now: MkDocs restores sys.path once the hook is loaded)
 
 MARKER = re.compile(r"^<!-- generated: (\w+) -->$", re.MULTILINE)
 
