@@ -192,11 +192,11 @@ def known_names() -> list[str]:
 def unknown_metric(name: object, known: Sequence[str], kind: str = "metric") -> str:
     """The one-line error for a name that is no registered metric: the closest names, and where all are listed.
 
-    Listing every name made a line of well over a thousand characters; the README's table lists them by family.
+    Listing every name made a line of well over a thousand characters; docs/reference/metrics.md lists them by family.
     """
     close = difflib.get_close_matches(str(name), sorted(known), n=3)
     hint = f"did you mean {' or '.join(map(repr, close))}? " if close else ""
-    return f"unknown {kind} {name!r}; {hint}the {len(known)} known {kind}s are listed by family in the README's 'Metric families' table"
+    return f"unknown {kind} {name!r}; {hint}the {len(known)} known {kind}s are listed by family in docs/reference/metrics.md"
 
 
 def lookup(name: str) -> MetricInfo:

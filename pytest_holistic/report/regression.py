@@ -6,7 +6,7 @@ above +MARGIN for lower-is-better ones), and the verdict is "worse". A drop that
 drop smaller than the margin, passes. Each (scenario, metric) check is a test item of its own,
 ``holistic::regression[scenario:metric]``, reported like a gate.
 
-Checks follow the gate rules (README, "Gates in CI"): a scenario that ran and lost the metric, or whose
+Checks follow the gate rules (docs/how-to/gates-in-ci.md): a scenario that ran and lost the metric, or whose
 instances match none of the baseline's, fails; a scenario on one side only (new, or not run this time)
 is not evaluated, with the reason.
 """

@@ -1,6 +1,6 @@
 """Every gate gets a verdict: judged on the records, failed with its reason, or reported as not evaluated.
 
-The rules (README, "Gates in CI"):
+The rules (docs/how-to/gates-in-ci.md):
 
 * a gate is judged on every run of its scenario that has records; an unscoped gate only on the runs that
   recorded its metric, and it fails once if no run did;

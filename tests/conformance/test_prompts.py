@@ -72,7 +72,7 @@ def helm_requests(requests: Sequence[Mapping[str, Any]], instance_id: str, trial
 
 
 def check_fields(adapter: Adapter, helm: Mapping[str, Any], group: str | None = None) -> None:
-    """The spec's own fields equal HELM's (temperature aside: decoding here is greedy, see the README's table)."""
+    """The spec's own fields equal HELM's (temperature aside: decoding here is greedy, see docs/reference/helm-differences.md)."""
     spec = adapter.spec
     assert HELM_METHODS[spec.method] == helm["method"]
     assert (adapter.instructions(group) if spec.per_group else spec.instructions) == helm["instructions"]
@@ -140,15 +140,15 @@ def test_core_suite_prompts_are_helms(case: dict[str, Any], run: dict[str, Any],
     assert (named is None) == (edition == "helm" or helm["spec"]["max_train_instances"] == spec.max_train_instances)
     check_fields(adapter, helm["spec"], run["group"])
     if method == "language_modeling":
-        return  # HELM cuts documents into token windows; see the README's table
+        return  # HELM cuts documents into token windows; see docs/reference/helm-differences.md
     assert [example.id for example in adapter.examples_by_group.get(run["group"], ())] == helm["examples"][0]
     check_requests(adapter, rows, helm)
 
 
 NOT_IN_HELM_0_5_16 = {
-    "test_linear": "numeracy is not in HELM 0.5.16 (README: Where we differ from HELM, numeracy)",
-    "test_plane": "numeracy is not in HELM 0.5.16 (README: Where we differ from HELM, numeracy)",
-    "test_the_pile": "language_modeling cuts documents its own way (README: Where we differ from HELM)",
+    "test_linear": "numeracy is not in HELM 0.5.16 (docs/reference/helm-differences.md, numeracy)",
+    "test_plane": "numeracy is not in HELM 0.5.16 (docs/reference/helm-differences.md, numeracy)",
+    "test_the_pile": "language_modeling cuts documents its own way (docs/reference/helm-differences.md)",
     "test_stereotype_pairs": "the project's own bias probe; HELM has no run spec for it",
     "test_role_prompts": "the project's own bias probe; HELM has no run spec for it",
 }

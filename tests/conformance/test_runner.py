@@ -303,7 +303,7 @@ def merge_sub_splits(stats: Mapping[str, Mapping[str, float]]) -> dict[str, floa
 
     A population metric is left out of the merge: HELM's classification F1s are one number per sub-split, each over
     comments of one gold label, and their merge is their plain mean, not the run's F1 (pytest's); the difference
-    is the CivilComments row of the README's table, not compared here."""
+    is the CivilComments row of docs/reference/helm-differences.md, not compared here."""
     out = {key: value["mean"] for key, value in stats.items() if "#" not in key}
     merged: dict[str, list[float]] = {}
     for key, value in stats.items():
@@ -377,7 +377,7 @@ def test_served_calibration(name: str, project_run: Mapping[str, Any]) -> None:
     generation and joint runs). HELM 0.5.16 computes none for the separate methods (its guard looks for a generated
     answer's ``logprob`` stat, which those runs never have), where the suites report them from the softmax over the
     options, HELM's own ``max_prob``; nor for a run whose metrics leave out exact_match (Dyck), where the suites read
-    correctness as exact match. Both are a row of the README's table "Where we differ from HELM"."""
+    correctness as exact match. Both are a row of the table in docs/reference/helm-differences.md."""
     case, metrics = GOLDEN["cases"][name], project_run[name]["__run__"]["metrics"]
     split = next(iter(case["instances"].values()))["split"]
     stats = case["stats"]

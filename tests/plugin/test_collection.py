@@ -68,7 +68,7 @@ def test_malformed_jsonl_names_file_and_line(pytester: pytest.Pytester) -> None:
             "capitals, metrics=('exact_mach',)",
             (
                 "*unknown metric 'exact_mach'; did you mean 'exact_match' or *? the * known metrics are listed by family in "
-                "the README's 'Metric families' table"
+                "docs/reference/metrics.md"
             ),
         ),
         ("capitals, gates=('exact_match >> 0.5',)", "*malformed gate 'exact_match >> 0.5'*"),

@@ -11,16 +11,16 @@ of HELM's file layouts are carried over (scenario classes in helm/benchmark/scen
 Not covered: ranking. HELM's ``MSMARCOScenario`` reads a BM25 run: a training query needs 20 ranked passages with a
 wrong one ranked 11 to 20, a validation query at least ``valid_topk`` of them (11 or more, ``MIN_TOPK``; without it,
 only its judged passages, i.e. the gold ones), while the offline rows hold the 7 passages Bing returned per query; writing them as HELM's files would mean inventing passages, so the two runs would not be
-the same run. (The project's ranking also scores ``Yes``/``No`` where HELM generates: README, "Where we differ".)
+the same run. (The project's ranking also scores ``Yes``/``No`` where HELM generates: docs/reference/helm-differences.md.)
 
 Not covered: summarization (XSum, CNN/DailyMail). HELM's ``SummarizationMetric.__init__`` (metrics/
 summarization_metrics.py) downloads spaCy's ``en_core_web_sm`` when it is not installed and imports summ_eval's
-``DataStatsMetric``, and its run specs sample at temperature 0.3 where the project decodes greedily (README), so the
+``DataStatsMetric``, and its run specs sample at temperature 0.3 where the project decodes greedily (docs/reference/helm-differences.md), so the
 answers would differ even with the model in place.
 
 Not covered: RAFT. ``get_raft_spec`` builds its instructions from a settings file HELM downloads, and
 ``RAFTScenario`` reads ``ought/raft`` with ``datasets.load_dataset`` (the hub; stubbed in this environment); the
-project's instructions and field order are its own (README, "RAFT"), so the prompts would not be HELM's.
+project's instructions and field order are its own (docs/reference/helm-differences.md, "RAFT"), so the prompts would not be HELM's.
 
 Not covered: the toxicity prompts. HELM's ``real_toxicity_prompts`` run scores completions with the Perspective API
 (network, a key) and samples five completions at temperature 0.9.
@@ -31,13 +31,13 @@ split, so with fewer rows it has no training rows at all and the two runs differ
 golden compares BBQ's row-to-instance rules and the metric golden ``BBQMetric``.
 
 Not covered: synthetic reasoning. HELM evaluates a sample of 1000 of each mode's 10,000 valid and test instances
-drawn by its own ``max_eval_instances`` sampler, which ``--holistic-max-instances`` does not reproduce (README), and
+drawn by its own ``max_eval_instances`` sampler, which ``--holistic-max-instances`` does not reproduce (docs/reference/helm-differences.md), and
 all 10,000 at 50 tokens each would take the tiny model far too long; the scenario golden compares all 11,000
 instances per mode with HELM's class. Dyck, HELM's other generated scenario, is covered at HELM's size.
 
 CivilComments is covered for one demographic (``male``: the offline rows' comments naming it and no other); HELM's
 ``demographic=all`` run, and a comment naming two demographics, would put comments of other groups in one run, which
-the suite's per-group run does not make (README, "CivilComments").
+the suite's per-group run does not make (docs/reference/helm-differences.md, "CivilComments").
 """
 
 from __future__ import annotations
@@ -229,7 +229,7 @@ def test_openbookqa_calibrated(completion):
         f"the_pile:subset={PILE_SUBSET}",
         "the_pile",
         _the_pile,
-        # The suite cuts documents into 32-word pieces, a stated difference from HELM's token windows (README); one
+        # The suite cuts documents into 32-word pieces, a stated difference from HELM's token windows (docs/reference/helm-differences.md); one
         # piece per document scores what HELM's one window scores, so the arithmetic can be compared.
         extra="""
 

@@ -49,7 +49,7 @@ def write_word_lists(output: Path) -> Path:
 
     HELM's misspelling and dialect steps draw once per listed word they meet and its name swap draws among the listed
     names, so both sides must read the same lists in the same order; that the lists are the project's and not HELM's
-    is the README's word-list difference (``--holistic-word-lists``), not this comparison's. Formats as HELM reads
+    is the word-list difference in docs/reference/helm-differences.md (``--holistic-word-lists``), not this comparison's. Formats as HELM reads
     them (``augmentations/misspelling_perturbation.py``, ``dialect_perturbation.py``, ``person_name_perturbation.py``).
     """
     from pytest_holistic.perturbations._tables import rows
