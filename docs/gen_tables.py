@@ -2,9 +2,8 @@
 
 An MkDocs hook (``hooks:`` in mkdocs.yml): a page line ``<!-- generated: options -->`` or ``<!-- generated: metrics -->``
 becomes the table at build time. ``python docs/gen_tables.py options|metrics`` prints one. The options are read as
-pytest reads them: ``settings.add_options`` and, through ``Extensions`` as the plugin registers them, the options that
-the model-scored metrics (``metrics.SCORED``) and the built-in backends (``BUILTIN_BACKENDS``) declare, each given a
-parser that records what is added. The metrics come from the registries ``BUILTIN``, ``POPULATION`` and ``SCORED``.
+pytest reads them: ``command_line.add_options`` and the options of the built-in model-scored metrics and backends
+(``builtin_options.BUILTIN``, with who declares each), each given a parser that records what is added. The metrics come from the registries ``BUILTIN``, ``POPULATION`` and ``SCORED``.
 """
 
 from __future__ import annotations
@@ -71,20 +70,15 @@ class Recorder:
 
 def option_rows() -> tuple[list[Row], dict[str, tuple[str, Any]]]:
     """Every option, in declaration order, with the ini key of the same name; and the ini keys no option has."""
-    from pytest_holistic.extensions import Extensions
-    from pytest_holistic.metrics import SCORED
-    from pytest_holistic.models.builtin import BUILTIN_BACKENDS
-    from pytest_holistic.settings import add_options
+    from pytest_holistic import options
+    from pytest_holistic.builtin_options import BUILTIN
+    from pytest_holistic.command_line import add_options
 
     recorder = Recorder()
     add_options(recorder)  # type: ignore[arg-type]
-    extensions = Extensions(recorder)  # type: ignore[arg-type]
-    for metric in SCORED.values():
-        recorder.owner = f"metric `{metric.name}`"
-        extensions.add_metric(metric)
-    for kind in BUILTIN_BACKENDS:
-        recorder.owner = f"backend `{kind.name}`"
-        extensions.add_backend(kind)
+    for option, owner in BUILTIN:
+        recorder.owner = owner.replace("'", "`")
+        options.declare(recorder, option)  # type: ignore[arg-type]
     inis = dict(recorder.inis)
     for row in recorder.rows:
         if row.dest in inis:
