@@ -155,3 +155,24 @@ def describe(comparison: Comparison, names: tuple[str, str], shown: int = 30) ->
     if len(comparison.differences) > shown:
         lines.append(f"  ... and {len(comparison.differences) - shown} more (all in the results JSON)")
     return lines
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python benchmarks/report_diff.py BEFORE.json AFTER.json [--tolerance X]``: exit 0 when they agree."""
+    import argparse
+    import json
+    from pathlib import Path
+
+    parser = argparse.ArgumentParser(description="Compare two report.json files of the same suite, leaf by leaf.")
+    parser.add_argument("first", type=Path)
+    parser.add_argument("second", type=Path)
+    parser.add_argument("--tolerance", type=float, default=1e-4, help="relative or absolute, for floats (0: exact)")
+    arguments = parser.parse_args(argv)
+    reports = [json.loads(path.read_text(encoding="utf-8")) for path in (arguments.first, arguments.second)]
+    comparison = compare_reports(reports[0], reports[1], arguments.tolerance)
+    print("\n".join(describe(comparison, (str(arguments.first), str(arguments.second)))))
+    return 0 if comparison.identical else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import copy
+import json
+import math
 import importlib.util
 import sys
 from pathlib import Path
@@ -149,3 +151,19 @@ def test_description_lists_the_differences(diff: ModuleType) -> None:
         "1 differences (on | off):",
         "  item t.py::test_x[a02] prompt: 'Passage: t.py::test_x[a02]\\nAnswer:' | 'changed'",
     ]
+
+
+def test_the_command_line_exits_0_on_agreement_and_1_on_a_last_bit_difference_at_tolerance_0(
+    diff: ModuleType, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    before, after = tmp_path / "before.json", tmp_path / "after.json"
+    report = _report()
+    before.write_text(json.dumps(report))
+    after.write_text(json.dumps(report))
+    assert diff.main([str(before), str(after), "--tolerance", "0"]) == 0
+    changed = copy.deepcopy(report)
+    record = changed["runs"][0]["instances"][0]
+    record["completion"]["logprob"] = math.nextafter(record["completion"]["logprob"], 0.0)
+    after.write_text(json.dumps(changed))
+    assert diff.main([str(before), str(after), "--tolerance", "0"]) == 1
+    assert "completion.logprob" in capsys.readouterr().out
