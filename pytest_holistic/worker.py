@@ -25,7 +25,7 @@ import pytest
 from . import _devices
 from .answers import AnswerProbe, counterexample_text
 from .channels import Outbox
-from .errors import HolisticError, InternalError, ModelLoadError, UserError
+from .errors import HolisticError, InternalError, ModelLoadError, UserError, error_line
 from .execution import Answer, Executor, Scorers, Work
 from .gates import check_metric_name
 from .methods import LOGLIKELIHOOD_METHODS
@@ -115,12 +115,8 @@ def _error_line(report: pytest.TestReport) -> str:
     """What went wrong, in one line: the exception's own message (``RuntimeError: ...``, ``assert 1 == 2``) where pytest has
     one, else the last line of the report (a ``pytest.fail(..., pytrace=False)`` message is all of it)."""
     crash = getattr(report.longrepr, "reprcrash", None)
-    message = _first_line(str(crash.message)) if crash is not None else ""
+    message = error_line(str(crash.message), "") if crash is not None else ""
     return message or _one_line(report.longreprtext)
-
-
-def _first_line(text: str) -> str:
-    return next((line.strip() for line in text.splitlines() if line.strip()), "")
 
 
 def _short(value: object) -> str:

@@ -24,7 +24,7 @@ from typing import Any
 import pytest
 
 from .. import metrics as registry
-from ..errors import InternalError
+from ..errors import InternalError, error_line
 from ..gates import Gate, GateResult
 from ..metrics.base import ScoredMetric
 from ..models.base import ModelInfo
@@ -496,11 +496,10 @@ REPORTER = pytest.StashKey[Reporter]()
 
 def _reason(stop: BaseException) -> str:
     """Why the run stopped, in words: the user, a signal, pytest's own stop (-x, a failed load), or our bug."""
-    text = str(stop).strip()
     if type(stop) is KeyboardInterrupt:
         return "interrupted by the user (KeyboardInterrupt)"
     if isinstance(stop, KeyboardInterrupt | pytest.Session.Failed | pytest.Session.Interrupted):
-        return text.splitlines()[0] if text else type(stop).__name__
+        return error_line(stop)
     return f"an internal error stopped the run ({type(stop).__name__}); see the INTERNALERROR above"
 
 
