@@ -28,7 +28,7 @@ from .channels import Outbox
 from .errors import HolisticError, InternalError, ModelLoadError, UserError, error_line
 from .execution import Answer, Executor, Scorers, Work
 from .gates import check_metric_name
-from .methods import LOGLIKELIHOOD_METHODS
+from .methods import KINDS
 from .metrics import known_names
 from .metrics.base import EFFICIENCY, Score
 from .models.cache import ResponseCache
@@ -264,7 +264,7 @@ class WorkerSide:
         except UserError as error:
             raise pytest.Collector.CollectError(printable(f"pytest-holistic: {error}")) from None
         self.runs[run.key] = run
-        if run.spec.method in LOGLIKELIHOOD_METHODS:
+        if KINDS[run.spec.method].loglikelihood:
             self._collecting()  # asking the server may hang: a Ctrl-C now must still find this run in the report
             missing = self.model.missing_capability("loglikelihood")
             if missing is not None:

@@ -26,6 +26,7 @@ import pytest
 from .. import metrics as registry
 from ..errors import InternalError, error_line
 from ..gates import Gate, GateResult
+from ..methods import kind_named
 from ..metrics.base import ScoredMetric
 from ..models.base import ModelInfo
 from ..printable import printable
@@ -524,7 +525,8 @@ def _warnings(runs: Sequence[RunResults], source: str, labels: Labels) -> list[s
                 f"(--holistic-source {source} applies only to scenarios given a {source}= source)"
             )
         answered = [record.completion for record in run.records if record.completion is not None]
-        scores_text = run.info.adapter.get("method") != "language_modeling"  # a scored document has no answer text
+        kind = kind_named(run.info.adapter.get("method"))
+        scores_text = kind is None or not kind.scores_documents  # a scored document has no answer text
         if scores_text and answered and all(not completion.text.strip() for completion in answered):
             warnings.append(
                 f"{label}: all {len(answered)} answers are empty, so its scores say nothing about the model; "
