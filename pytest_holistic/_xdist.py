@@ -17,6 +17,7 @@ from xdist.scheduler import LoadScopeScheduling
 
 from ._roles import LEDGER, STOPS
 from .channels import relay_output, relay_report
+from .errors import error_line
 from .progress import ItemProgress, terminal_emitter
 from .progress.durations import read_item_seconds
 from .shards import assign_shards
@@ -107,6 +108,6 @@ class XdistController:
 
     def pytest_testnodedown(self, node: Any, error: Any) -> None:
         if error is not None:  # a worker that died (killed, crashed) rather than finished
-            reason = str(error).strip().splitlines()[0] if str(error).strip() else "died"
+            reason = error_line(str(error), "died")
             self.config.hook.pytest_holistic_worker_lost(config=self.config, worker=str(node.gateway.id), reason=reason)
         relay_output(self.config, getattr(node, "workeroutput", None) or {})

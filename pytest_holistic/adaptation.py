@@ -30,7 +30,7 @@ from itertools import cycle
 from typing import Any
 
 from .errors import UserError
-from .methods import KINDS, METHODS
+from .methods import KINDS, kind_named
 from .models.base import GenerationRequest, GenerationResult, LoglikelihoodRequest, LoglikelihoodResult
 from .plans import AdapterSpec, AnswerMethod, Completion, Plan
 from .scenarios.instance import Instance
@@ -48,7 +48,7 @@ RENAMED_KEYS: Mapping[str, str] = {"instance_separator": "instance_prefix"}
 def make_spec(method: str, **overrides: Any) -> AdapterSpec:
     """The spec for ``method`` with its defaults, then the marker's overrides."""
     if method not in KINDS:
-        raise UserError(f"unknown adapter {method!r}; use one of {', '.join(METHODS)}")
+        raise UserError(f"unknown adapter {method!r}; use one of {', '.join(KINDS)}")
     values = {**KINDS[method].defaults, **overrides}
     if "stop" in values:
         stop = values["stop"]
@@ -62,7 +62,8 @@ def example_pool(spec: AdapterSpec, train: Sequence[Instance]) -> tuple[int, tup
     Ranking counts example *blocks* as HELM's run spec does: its ``max_train_instances=4`` means two training
     queries, each shown with both of its passages (one relevant, one not).
     """
-    count = spec.max_train_instances // 2 if spec.method == "ranking" else spec.max_train_instances
+    paired = (kind := kind_named(spec.method)) is not None and kind.paired_examples
+    count = spec.max_train_instances // 2 if paired else spec.max_train_instances
     return count, tuple(train)
 
 

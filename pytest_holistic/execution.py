@@ -21,7 +21,7 @@ from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .errors import HolisticError, InternalError, ModelLoadError, ModelOutputError, UserError
+from .errors import HolisticError, InternalError, ModelLoadError, ModelOutputError, UserError, error_line
 from .metrics import Column, ContextScorer, ScoredMetric, Scorer, ScorerError, ScorerUnavailable
 from .models.base import Cancelled, Failed, GenerationResult, LoglikelihoodResult, Model
 from .plans import Completion, Plan
@@ -76,14 +76,8 @@ class Scorers:
             except HolisticError as reason:
                 self._built[metric.name] = reason
             except Exception as error:  # noqa: BLE001  (a third-party library's own failure, reported in one line)
-                self._built[metric.name] = ScorerError(f"{metric.name} scorer could not start: {one_line(error)}")
+                self._built[metric.name] = ScorerError(f"{metric.name} scorer could not start: {error_line(error, typed=True)}")
         return self._built[metric.name]
-
-
-def one_line(error: BaseException) -> str:
-    """``Type: first line of the message``: what a scoring library's exception says, without its traceback."""
-    lines = str(error).strip().splitlines()
-    return f"{type(error).__name__}: {lines[0]}" if lines else type(error).__name__
 
 
 def scorer_inputs(metric: ScoredMetric, works: Sequence[Work], completions: Mapping[str, Completion]) -> list[list[Any]]:
@@ -110,8 +104,7 @@ def _model_failure(error: Exception, instance: str) -> HolisticError:
     """One item's error outcome: one line that names its instance (our own bugs keep their traceback)."""
     if isinstance(error, InternalError):
         return error
-    text = str(error).strip()
-    line = text.splitlines()[0] if text else ""
+    line = error_line(error, "")
     if isinstance(error, ModelOutputError | UserError):
         message = f"instance {instance!r}: {line}"
         try:
@@ -470,7 +463,7 @@ class Executor:
                 except HolisticError:
                     raise
                 except Exception as error:  # noqa: BLE001  (the scoring library's own failure, in one line)
-                    raise ScorerError(f"{name} scorer {scorer.name!r} failed: {one_line(error)}") from None
+                    raise ScorerError(f"{name} scorer {scorer.name!r} failed: {error_line(error, typed=True)}") from None
                 if len(values) != len(members):
                     raise ModelOutputError(
                         f"{name} scorer {scorer.name!r} returned {len(values)} scores for {len(members)} texts"

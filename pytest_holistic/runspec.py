@@ -16,8 +16,8 @@ from . import metrics as metric_registry
 from .adaptation import GROUP_PLACEHOLDER, RENAMED_KEYS, SPEC_KEYS, Adapter, examples_by_group, make_spec
 from .errors import UserError
 from .gates import Gate, parse_gate
-from .methods import COLUMNS, LOGLIKELIHOOD_METHODS, METHODS
-from .metrics import CALIBRATION, MetricInfo, ScoredMetric, ScoresOf
+from .methods import KINDS, kind_named
+from .metrics import MetricInfo, ScoredMetric, ScoresOf
 from .metrics.base import INSTANCE_COLUMNS
 from .perturbations.base import Perturbation
 from .perturbations.catalog import resolve
@@ -41,15 +41,6 @@ RUN_KEYS = frozenset(
     }
 )
 MARKER_KEYS = RUN_KEYS | SPEC_KEYS
-DEFAULT_METRICS: Mapping[str, tuple[str, ...]] = {
-    "generation": ("exact_match", "quasi_exact_match", "prefix_exact_match", "f1_score"),
-    "multiple_choice_joint": ("exact_match", *CALIBRATION),
-    "multiple_choice_separate": ("exact_match", *CALIBRATION),
-    "multiple_choice_calibrated": ("exact_match", *CALIBRATION),
-    "language_modeling": ("bits_per_byte", "logprob_per_byte", "perplexity"),
-    "ranking": ("rr_at_10", "ndcg_at_10", *CALIBRATION),
-}
-"""Methods that only score text, so ``max_tokens=0`` is allowed (nothing is generated)."""
 
 
 @dataclass(frozen=True)
@@ -228,9 +219,9 @@ def plan_metrics(
 
 
 def _check_column(info: MetricInfo, column: Any, method: str) -> None:
-    if column in COLUMNS[method] or column in INSTANCE_COLUMNS:
+    if column in KINDS[method].columns or column in INSTANCE_COLUMNS:
         return
-    producers = [name for name, produced in COLUMNS.items() if column in produced]
+    producers = [name for name, kind in KINDS.items() if column in kind.columns]
     if not producers:
         raise UserError(
             f"metric {info.name!r} needs {column.value}, which no pytest-holistic adapter produces yet; remove it from metrics="
@@ -287,12 +278,12 @@ def build_run(
             f"Scenario(...) or loader), got {scenario!r}"
         )
     method = kwargs.get("adapter", "generation")
-    if not isinstance(method, str) or method not in METHODS:
-        raise UserError(f"@pytest.mark.holistic on {key}: unknown adapter {method!r}; use one of {', '.join(METHODS)}")
+    if not isinstance(method, str) or method not in KINDS:
+        raise UserError(f"@pytest.mark.holistic on {key}: unknown adapter {method!r}; use one of {', '.join(KINDS)}")
     check_marker_values(key, kwargs, method)
     spec = make_spec(method, **{name: value for name, value in kwargs.items() if name in SPEC_KEYS})
     try:
-        metric_plan = plan_metrics(_names(kwargs.get("metrics", DEFAULT_METRICS[method]), "metrics", key), method, scored)
+        metric_plan = plan_metrics(_names(kwargs.get("metrics", KINDS[method].default_metrics), "metrics", key), method, scored)
     except UserError as error:
         raise UserError(f"@pytest.mark.holistic on {key}: {error}") from None
     gates = tuple(parse_gate(text, origin="marker") for text in _names(kwargs.get("gates", ()), "gates", key))
@@ -387,32 +378,36 @@ def _strings(value: Any, *, allow_empty_item: bool = True) -> bool:
 
 
 def _value_problem(name: str, value: Any, method: str) -> str | None:
-    """Why ``name=value`` cannot be used (with the fix), or None when it is fine."""
+    """Why ``name=value`` cannot be used (with the fix), or None when it is fine; what depends on the method is a fact of
+    its kind in :data:`.methods.KINDS` (an unknown method has none: the marker's adapter= is refused on its own)."""
+    kind = kind_named(method)
+    documents = kind is not None and kind.scores_documents
     if name == "max_instances":
         ok, wanted = value is None or _whole(value, 1), "a whole number >= 1 (or None for every instance)"
-    elif name == "max_train_instances" and method == "language_modeling":
-        ok, wanted = value == 0 and _whole(value, 0), "0: language_modeling scores documents without few-shot examples"
-    elif name == "max_train_instances" and method == "ranking":
+    elif name == "max_train_instances" and documents:
+        ok, wanted = value == 0 and _whole(value, 0), f"0: {method} scores documents without few-shot examples"
+    elif name == "max_train_instances" and kind is not None and kind.paired_examples:
         ok = _whole(value, 0) and value % 2 == 0
         wanted = "an even whole number >= 0 (example blocks: each training query gives one relevant and one non-relevant passage)"
     elif name in ("max_train_instances", "local_max_train_instances"):
         ok, wanted = _whole(value, 0), "a whole number >= 0 (0: no few-shot examples)"
     elif name in _FLAG_KEYS:
         ok, wanted = isinstance(value, bool), "True or False"
-    elif name == "reference_prefix" and method == "multiple_choice_joint":
+    elif name == "reference_prefix" and kind is not None and kind.numbered_options:
         ok = isinstance(value, str) and any(character.isalnum() for character in value)
         wanted = "a string with a letter or digit that numbers the options, e.g. 'A. ' or '(1) '"
     elif name == "chunk_words":
-        ok = _whole(value, 1) and method == "language_modeling"
+        ok = _whole(value, 1) and documents
         wanted = (
             "a whole number >= 1 (words per scored piece of a document)"
-            if method == "language_modeling"
-            else "left out: chunk_words applies only to adapter='language_modeling'"
+            if documents
+            else "left out: chunk_words applies only to "
+            + " or ".join(f"adapter={document_method!r}" for document_method, other in KINDS.items() if other.scores_documents)
         )
-    elif name in _TEXT_KEYS and method == "language_modeling":
-        ok, wanted = value == "", "left out (or ''): language_modeling scores the document exactly as it is, with no prompt text"
+    elif name in _TEXT_KEYS and documents:
+        ok, wanted = value == "", f"left out (or ''): {method} scores the document exactly as it is, with no prompt text"
     elif name == "max_tokens":
-        least = 0 if method in LOGLIKELIHOOD_METHODS else 1
+        least = 0 if kind is not None and kind.loglikelihood else 1
         ok, wanted = _whole(value, least), f"a whole number >= {least} (tokens to generate)"
     elif name == "seed":
         ok, wanted = _whole(value, 0), "a whole number >= 0"

@@ -25,10 +25,10 @@ import pytest
 from . import _devices
 from .answers import AnswerProbe, counterexample_text
 from .channels import Outbox
-from .errors import HolisticError, InternalError, ModelLoadError, UserError
+from .errors import HolisticError, InternalError, ModelLoadError, UserError, error_line
 from .execution import Answer, Executor, Scorers, Work
 from .gates import check_metric_name
-from .methods import LOGLIKELIHOOD_METHODS
+from .methods import KINDS
 from .metrics import known_names
 from .metrics.base import EFFICIENCY, Score
 from .models.cache import ResponseCache
@@ -114,12 +114,8 @@ def _error_line(report: pytest.TestReport) -> str:
     """What went wrong, in one line: the exception's own message (``RuntimeError: ...``, ``assert 1 == 2``) where pytest has
     one, else the last line of the report (a ``pytest.fail(..., pytrace=False)`` message is all of it)."""
     crash = getattr(report.longrepr, "reprcrash", None)
-    message = _first_line(str(crash.message)) if crash is not None else ""
+    message = error_line(str(crash.message), "") if crash is not None else ""
     return message or _one_line(report.longreprtext)
-
-
-def _first_line(text: str) -> str:
-    return next((line.strip() for line in text.splitlines() if line.strip()), "")
 
 
 def _short(value: object) -> str:
@@ -267,7 +263,7 @@ class WorkerSide:
         except UserError as error:
             raise pytest.Collector.CollectError(printable(f"pytest-holistic: {error}")) from None
         self.runs[run.key] = run
-        if run.spec.method in LOGLIKELIHOOD_METHODS:
+        if KINDS[run.spec.method].loglikelihood:
             self._collecting()  # asking the server may hang: a Ctrl-C now must still find this run in the report
             missing = self.model.missing_capability("loglikelihood")
             if missing is not None:

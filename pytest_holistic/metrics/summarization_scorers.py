@@ -40,6 +40,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from ..builtin_options import split_bertscore_spec
+from ..errors import error_line
 from .base import ContextScorer, ScorerError, ScorerUnavailable
 from .summary_text import remove_braces
 from .tokenize import sent_tokenize
@@ -74,11 +75,6 @@ def make(metric: str, spec: str) -> ContextScorer:
 # -- shared helpers -------------------------------------------------------------------------------------
 
 
-def _first_line(error: BaseException) -> str:
-    text = str(error).strip()
-    return text.splitlines()[0] if text else type(error).__name__
-
-
 class _Pretrained(Protocol):
     """A transformers Auto class: what ``_load`` calls."""
 
@@ -89,7 +85,7 @@ def _load(kind: _Pretrained, folder: str, what: str) -> Any:
     try:
         return kind.from_pretrained(folder)
     except (OSError, ValueError) as error:
-        raise ScorerUnavailable(f"{what} {folder!r} cannot be loaded: {_first_line(error)}") from None
+        raise ScorerUnavailable(f"{what} {folder!r} cannot be loaded: {error_line(error)}") from None
 
 
 def _version(folder: str) -> str:
@@ -306,7 +302,7 @@ class CallableScorer:
         try:
             module = importlib.import_module(module_name)
         except ImportError as error:
-            reason = f"QAFactEval scorer module {module_name!r} cannot be imported: {_first_line(error)}"
+            reason = f"QAFactEval scorer module {module_name!r} cannot be imported: {error_line(error)}"
             raise ScorerUnavailable(reason) from None
         function = getattr(module, function_name, None)
         if not callable(function):
@@ -502,6 +498,5 @@ def _nltk_wordnet(folder: str) -> tuple[Any, Path]:
             warnings.simplefilter("ignore", UserWarning)
             return WordNetCorpusReader(nltk.data.FileSystemPathPointer(str(corpus)), None), data
     except (OSError, LookupError) as error:  # a file removed under the reader's feet, a folder nltk cannot resolve
-        detail = str(error).splitlines()[0] if str(error).strip() else type(error).__name__
-        reason = f"METEOR cannot read WordNet from {corpus} ({detail}); delete that folder and run again"
+        reason = f"METEOR cannot read WordNet from {corpus} ({error_line(error)}); delete that folder and run again"
         raise ScorerUnavailable(reason) from None

@@ -25,7 +25,7 @@ from collections.abc import Callable, Sequence
 from importlib import metadata
 from typing import Any
 
-from ..errors import UserError
+from ..errors import UserError, error_line
 from .base import ScorerError, ScorerUnavailable
 
 PERSPECTIVE_ENDPOINT = "https://commentanalyzer.googleapis.com/v1alpha1/comments:analyze"
@@ -123,8 +123,7 @@ class HFToxicityScorer:
                     trust_remote_code=self.trust_remote_code,
                 )
             except OSError as error:
-                first_line = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
-                raise ScorerUnavailable(f"toxicity model {self.model!r} cannot be loaded: {first_line}") from None
+                raise ScorerUnavailable(f"toxicity model {self.model!r} cannot be loaded: {error_line(error)}") from None
         return self._pipeline
 
     def _token_limit(self) -> int | None:

@@ -18,7 +18,7 @@ from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
-from ..errors import HolisticError, ModelLoadError, ModelOutputError
+from ..errors import HolisticError, ModelLoadError, ModelOutputError, error_line
 from ..metrics.stats import Stat
 from .base import (
     BatchStreaming,
@@ -93,11 +93,6 @@ def _work(request: Hashable) -> float:
     return 1.0
 
 
-def _first_line(error: BaseException) -> str:
-    text = str(error).strip()
-    return f"{type(error).__name__}: {text.splitlines()[0]}" if text else type(error).__name__
-
-
 class CachedModel(BatchStreaming):
     """Looks requests up in the cache, computes the rest with the backend (loaded once), commits per batch."""
 
@@ -131,7 +126,7 @@ class CachedModel(BatchStreaming):
         except HolisticError:
             raise
         except Exception as error:  # a backend's own failure (unreadable weights, broken plugin code)
-            self._failure = ModelLoadError(f"model backend failed: {_first_line(error)}")
+            self._failure = ModelLoadError(f"model backend failed: {error_line(error, typed=True)}")
         raise self._failure
 
     @property
@@ -406,7 +401,7 @@ class CachedModel(BatchStreaming):
             if isinstance(error, OSError) and error.strerror:
                 shown = f"{error.strerror}: {error.filename}" if error.filename else error.strerror
             else:
-                shown = (str(error).strip().splitlines() or [type(error).__name__])[0]
+                shown = error_line(error)
             self.cache_problem = f"response cache {self.cache.path} disabled after an error: {shown}"
             self.cache.close()
         self.cache = None

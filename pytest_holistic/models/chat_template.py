@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..errors import ModelLoadError, ModelOutputError
+from ..errors import ModelLoadError, ModelOutputError, error_line
 
 CHOICES = ("auto", "none")
 """The option's keywords; anything else is the path of a Jinja file (checked to exist by the settings)."""
@@ -155,8 +155,7 @@ def declared(spec: str, revision: str | None, trust_remote_code: bool = False) -
             spec, revision=revision, trust_remote_code=trust_remote_code, local_files_only=local_only
         )
     except Exception as error:  # noqa: BLE001 - transformers raises OSError, ValueError...
-        text = str(error).strip().splitlines()
-        shown = text[0] if text else type(error).__name__
+        shown = error_line(error)
         raise ModelLoadError(f"could not read the tokenizer of {spec!r} for its chat template: {shown}") from None
     return default_of(getattr(tokenizer, "chat_template", None))
 
@@ -196,7 +195,5 @@ def render_or_fail(tokenizer: Any, template: ChatTemplate, prompt: str) -> str:
 
 def describe(error: BaseException) -> str:
     """A Jinja error in one line: its message, and the template line when Jinja knows it."""
-    text = str(error).strip()
-    message = text.splitlines()[0] if text else type(error).__name__
     line = getattr(error, "lineno", None)
-    return f"{type(error).__name__}: {message}" + (f" (line {line})" if isinstance(line, int) else "")
+    return f"{type(error).__name__}: {error_line(error)}" + (f" (line {line})" if isinstance(line, int) else "")

@@ -19,7 +19,7 @@ from typing import Any
 from .. import _devices
 from .._hub import UNREACHABLE, offline, unreachable_hub
 from ..builtin_options import STRATEGIES
-from ..errors import ModelLoadError, ModelOutputError
+from ..errors import ModelLoadError, ModelOutputError, error_line
 from . import chat_template, prefix_sharing, scoring
 from .base import (
     BatchStreaming,
@@ -257,11 +257,6 @@ def _empty_tokenizer(tokenizer: Any, folder: Path, name: str) -> str | None:
     return f"model {name!r}: its tokenizer has no vocabulary (no {TOKENIZER_FILES}); check the name or the revision"
 
 
-def _first_line(error: BaseException) -> str:
-    text = str(error).strip()
-    return text.splitlines()[0] if text else type(error).__name__
-
-
 class HFModel(BatchStreaming):
     """A transformers causal LM held in memory for the whole session (one copy per worker).
 
@@ -455,7 +450,7 @@ class HFModel(BatchStreaming):
             tokenizer = transformers.AutoTokenizer.from_pretrained(target, **common)
             failure = _empty_tokenizer(tokenizer, folder, name_or_path)
         except Exception as error:  # transformers raises OSError, ValueError, EnvironmentError...
-            failure = f"could not load model {name_or_path!r}: {_first_line(error)}; {_load_hint(folder, local_only)}"
+            failure = f"could not load model {name_or_path!r}: {error_line(error)}; {_load_hint(folder, local_only)}"
         if failure is not None:  # before the weights load; raised outside the except block (no chained error)
             raise ModelLoadError(failure)
         try:
@@ -467,7 +462,7 @@ class HFModel(BatchStreaming):
                 target, config=config, dtype=torch_dtype, device_map={"": torch_device}, **common
             )
         except Exception as error:  # transformers raises OSError, ValueError, EnvironmentError...
-            failure = f"could not load model {name_or_path!r}: {_first_line(error)}; {_load_hint(folder, local_only)}"
+            failure = f"could not load model {name_or_path!r}: {error_line(error)}; {_load_hint(folder, local_only)}"
         if failure is not None:  # raised outside the except block, so the message is not chained to transformers' error
             raise ModelLoadError(failure)
         model.eval()  # type: ignore[no-untyped-call]  # transformers declares eval() without types
@@ -640,7 +635,7 @@ class HFModel(BatchStreaming):
         """
         if size <= 1:
             raise ModelOutputError(
-                f"model {self.info.name!r} ran out of device memory on a single {unit} ({_first_line(error)}); "
+                f"model {self.info.name!r} ran out of device memory on a single {unit} ({error_line(error)}); "
                 f"{fix}, a smaller --holistic-dtype, or a device with more memory"
             )
         import torch

@@ -15,6 +15,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, Protocol
 
+from ..errors import error_line
 from . import scoring
 from .base import GenerationResult, LoglikelihoodRequest, LoglikelihoodResult, ModelInfo
 from .prefix_sharing import PrefixRunner, Row, SharingUnsupported, cheapest_runs, kv_bytes_per_token, split_plan
@@ -206,7 +207,7 @@ class SharedPaths:
                 if self.owner.prefix_sharing == "off":
                     break
         except _FALLBACK_ERRORS as error:
-            self._fall_back(f"its cache cannot be shared ({type(error).__name__}: {_first_line(error)})")
+            self._fall_back(f"its cache cannot be shared ({type(error).__name__}: {error_line(error)})")
         rest = [i for i in range(len(requests)) if i not in done]
         if rest:
             yield from self.owner._plain_loglikelihood(requests, pairs, rest)
@@ -290,7 +291,7 @@ class SharedPaths:
                 if owner.prefix_sharing == "off":
                     break
         except _FALLBACK_ERRORS as error:
-            self._fall_back(f"its cache cannot be shared ({type(error).__name__}: {_first_line(error)})")
+            self._fall_back(f"its cache cannot be shared ({type(error).__name__}: {error_line(error)})")
         rest = [i for i in indices if i not in done]
         if rest:
             yield from owner._plain_generation(rest, prompts, prompts, budget, stop, 0.0, 0)
@@ -357,8 +358,3 @@ def _by_suffix_length(rows: Sequence[Row], chunk: Sequence[int]) -> list[int]:
 
 def _node_key(row: Row) -> int:
     return -1 if row.node is None else row.node
-
-
-def _first_line(error: BaseException) -> str:
-    text = str(error).strip()
-    return text.splitlines()[0] if text else type(error).__name__

@@ -24,7 +24,7 @@ import urllib.parse
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, TypeVar
 
-from ..errors import HolisticError, ModelLoadError, ModelOutputError
+from ..errors import HolisticError, ModelLoadError, ModelOutputError, error_line
 from . import openai_answers as answers
 from .base import (
     BatchStreaming,
@@ -116,7 +116,7 @@ class OpenAIBackend:
                     self._probe_failure = str(error)
                     self._unreachable = True
                 except HolisticError as error:  # a refusal or a malformed answer: said in one line when loading
-                    self._probe_failure = str(error).strip().splitlines()[0]
+                    self._probe_failure = error_line(error)
                 except (TypeError, ValueError, KeyError, AttributeError, IndexError) as error:
                     self._probe_failure = (
                         f"server {client.shown_url} gave the start-up probe an answer it cannot read "

@@ -30,7 +30,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ..errors import ModelOutputError
+from ..errors import ModelOutputError, error_line
 from .base import Cancelled  # the client's cancellation is the session's: the executor stops on it
 from .openai_transport import Ended, Endpoint, Exchanges, TooLarge
 from .redact import Redactor
@@ -100,17 +100,13 @@ def retry_after_seconds(value: str | None, now: float | None = None) -> float | 
     return max(seconds, 0.0) if math.isfinite(seconds) else None
 
 
-def _first_line(text: str) -> str:
-    return (text.strip().splitlines() or [""])[0]
-
-
 def _detail(body: bytes) -> str:
     """The server's own error message, one line (OpenAI's ``{"error": {"message": ...}}`` or the raw text)."""
     text = body[: 64 << 10].decode("utf-8", "replace").strip()
     try:
         data = json.loads(text)
     except (ValueError, RecursionError):
-        return _first_line(text)[:2000]
+        return error_line(text)[:2000]
     error = data.get("error", data) if isinstance(data, dict) else data
     message = (error.get("message") or error.get("detail")) if isinstance(error, dict) else error
     if not isinstance(message, str):
@@ -118,12 +114,7 @@ def _detail(body: bytes) -> str:
             message = json.dumps(message)[:2000]
         except (ValueError, RecursionError):
             message = type(message).__name__
-    return _first_line(message)[:2000]
-
-
-def _reason(error: BaseException) -> str:
-    text = _first_line(str(error))
-    return f"{type(error).__name__}: {text}" if text else type(error).__name__
+    return error_line(message)[:2000]
 
 
 def _credentials(url: str) -> tuple[str, str | None, str | None]:
@@ -238,7 +229,7 @@ class JsonClient:
             except _CONNECTION_ERRORS as error:
                 if self.cancelled:
                     raise self._cancelled(method, path) from None
-                last = self.redact(_reason(error))[:_MESSAGE_CHARS]
+                last = self.redact(error_line(error, typed=True))[:_MESSAGE_CHARS]
                 unreachable = not isinstance(error, TimeoutError)
                 continue
             self._mark(None)  # it answered: it is up

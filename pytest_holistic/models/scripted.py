@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from ..errors import ModelLoadError
+from ..errors import ModelLoadError, error_line
 from .base import (
     BatchStreaming,
     GenerationRequest,
@@ -166,7 +166,7 @@ def _parse(path: Path, text: str) -> object:
     except yaml.YAMLError as error:
         mark = getattr(error, "problem_mark", None)
         where = f"{path}:{mark.line + 1}" if mark is not None else str(path)
-        problem = getattr(error, "problem", None) or str(error).splitlines()[0]
+        problem = getattr(error, "problem", None) or error_line(error)
         raise ModelLoadError(f"scripted model file {where}: not valid YAML ({problem})") from None
 
 

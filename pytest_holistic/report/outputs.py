@@ -10,6 +10,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
+from ..errors import error_line
+
 if TYPE_CHECKING:
     from .aggregate import Results
 
@@ -27,8 +29,7 @@ def _why(error: BaseException) -> str:
     """An error in a few words: the system's reason for an OSError (and its file), else its type and first line."""
     if isinstance(error, OSError) and error.strerror:
         return f"{error.strerror}: {error.filename}" if error.filename else error.strerror
-    lines = str(error).strip().splitlines()
-    return f"{type(error).__name__}: {lines[0]}" if lines else type(error).__name__
+    return error_line(error, typed=True)
 
 
 def write_outputs(writers: Sequence[Writer], results: Results, payload: dict[str, Any]) -> list[Path]:

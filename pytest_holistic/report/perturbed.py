@@ -30,6 +30,7 @@ from typing import Any
 
 from .. import metrics as registry
 from ..answers import prediction
+from ..methods import kind_named
 from ..metrics.base import Direction, Family, MetricInfo
 from ..metrics.wer import word_error_rate
 from ..perturbations import naming
@@ -144,7 +145,7 @@ def perturbation_results(
     unchanged = unchanged_by_instance(info)
     order = sorted(originals)
     metrics = sorted({name for record in originals.values() for name, value in record.scores.items() if not math.isnan(value)})
-    generation = info.adapter.get("method") == "generation"
+    generation = (method := kind_named(info.adapter.get("method"))) is not None and method.free_text_answer
     families: dict[str, Any] = {}
     singles: dict[str, Any] = {}
     table: dict[str, dict[str, Any]] = {}

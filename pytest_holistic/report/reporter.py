@@ -24,8 +24,9 @@ from typing import Any
 import pytest
 
 from .. import metrics as registry
-from ..errors import InternalError
+from ..errors import InternalError, error_line
 from ..gates import Gate, GateResult
+from ..methods import kind_named
 from ..metrics.base import ScoredMetric
 from ..models.base import ModelInfo
 from ..printable import printable
@@ -508,11 +509,10 @@ REPORTER = pytest.StashKey[Reporter]()
 
 def _reason(stop: BaseException) -> str:
     """Why the run stopped, in words: the user, a signal, pytest's own stop (-x, a failed load), or our bug."""
-    text = str(stop).strip()
     if type(stop) is KeyboardInterrupt:
         return "interrupted by the user (KeyboardInterrupt)"
     if isinstance(stop, KeyboardInterrupt | pytest.Session.Failed | pytest.Session.Interrupted):
-        return text.splitlines()[0] if text else type(stop).__name__
+        return error_line(stop)
     return f"an internal error stopped the run ({type(stop).__name__}); see the INTERNALERROR above"
 
 
@@ -537,7 +537,8 @@ def _warnings(runs: Sequence[RunResults], source: str, labels: Labels) -> list[s
                 f"(--holistic-source {source} applies only to scenarios given a {source}= source)"
             )
         answered = [record.completion for record in run.records if record.completion is not None]
-        scores_text = run.info.adapter.get("method") != "language_modeling"  # a scored document has no answer text
+        kind = kind_named(run.info.adapter.get("method"))
+        scores_text = kind is None or not kind.scores_documents  # a scored document has no answer text
         if scores_text and answered and all(not completion.text.strip() for completion in answered):
             warnings.append(
                 f"{label}: all {len(answered)} answers are empty, so its scores say nothing about the model; "

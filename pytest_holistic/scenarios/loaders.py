@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from .. import _hub
-from ..errors import ScenarioError
+from ..errors import ScenarioError, error_line
 from .fields import Fields
 from .instance import Instance
 
@@ -313,7 +313,7 @@ class HubSource:
                 yield self.fields.to_instance(row, index, split, f"{shown}[{hub_split}][{index}]")
 
     def _failure(self, error: Exception, folder: Path | None, unreachable: str | None) -> ScenarioError:
-        first_line = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+        first_line = error_line(error)
         if folder is not None:
             return ScenarioError(
                 f"could not read dataset folder {folder} (config {self.config!r}): {first_line}; it must hold the dataset's "
