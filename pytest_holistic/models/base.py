@@ -10,8 +10,9 @@ request costs only the items that asked it and is never sent again as part of a 
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from types import MappingProxyType
 from typing import Any, ClassVar, Protocol, runtime_checkable
 
 from ..errors import ModelOutputError
@@ -107,13 +108,43 @@ class ModelInfo:
     else changes an answer (the transformers backend puts the dtype and the device kind there), so it must
     be known without loading. ``details`` (device, dtype, parameters) describe one loaded copy and are empty
     when the identity was computed without loading (or hold the last load's, marked ``from_cache``).
+
+    Never changed once made: ``details`` and ``variant`` are read-only views of copies of what was given, and a
+    model whose details change (a batch halved after running out of memory) holds a new info (:meth:`with_details`).
     """
 
     name: str
     backend: str
     revision: str | None = None
-    details: dict[str, Any] = field(default_factory=dict)
-    variant: dict[str, str] = field(default_factory=dict)
+    details: Mapping[str, Any] = field(default_factory=dict)
+    variant: Mapping[str, str] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        # Part of making it: the caller's dicts are copied, so nothing it keeps can change this info later.
+        object.__setattr__(self, "details", MappingProxyType(dict(self.details)))
+        object.__setattr__(self, "variant", MappingProxyType(dict(self.variant)))
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickled (and deep-copied) through plain dicts: a read-only view cannot be pickled itself."""
+        return (type(self), (self.name, self.backend, self.revision, dict(self.details), dict(self.variant)))
+
+    def with_details(self, changes: Mapping[str, Any] = MappingProxyType({}), drop: Iterable[str] = ()) -> ModelInfo:
+        """A new info whose details drop the keys in ``drop``, then take ``changes``.
+
+        Keys keep their place, new ones come last, a dropped key set again comes last: the order a dict changed
+        in place would have, so the reports' JSON is the same.
+        """
+        dropped = set(drop)
+        details = {key: value for key, value in self.details.items() if key not in dropped}
+        details.update(changes)
+        return replace(self, details=details)
+
+    def with_variant(self, changes: Mapping[str, str], drop: Iterable[str] = ()) -> ModelInfo:
+        """A new info whose variant drops the keys in ``drop``, then takes ``changes`` (in :meth:`with_details`' order)."""
+        dropped = set(drop)
+        variant = {key: value for key, value in self.variant.items() if key not in dropped}
+        variant.update(changes)
+        return replace(self, variant=variant)
 
     def to_data(self) -> dict[str, Any]:
         """Plain builtin types, for reports and for crossing process boundaries."""

@@ -11,7 +11,7 @@ import math
 import os
 import time
 from collections import defaultdict
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -274,9 +274,9 @@ class HFModel(BatchStreaming):
     ) -> None:
         self.model = model
         self.tokenizer = tokenizer
-        self.info = info
         self.device = next(model.parameters()).device
-        info.variant.update(loaded_variant(model))  # the cache identity of what was loaded, not what was asked for
+        # The cache identity of what was loaded, not what was asked for.
+        self.info: ModelInfo = info.with_variant(loaded_variant(model))
         config = model.config
         limits = [getattr(config, key, None) for key in ("max_position_embeddings", "n_positions", "n_ctx")]
         self.max_length = min([int(v) for v in limits if isinstance(v, int) and v > 0] or [2048])
@@ -296,15 +296,22 @@ class HFModel(BatchStreaming):
         self.batch_size = max(1, int(batch_size)) if batch_size else self._auto_batch_size()
         # Decoding one token at a time is memory-bound, so generation gains from wider batches (3x at 32 vs 1 on CPU).
         self.generation_batch_size = self.batch_size if batch_size else (256 if self.device.type == "cuda" else 32)
-        info.details["batch_size"] = self.batch_size
-        info.details["generation_batch_size"] = self.generation_batch_size
-        info.details["scoring"] = self.strategy
-        info.details["deterministic"] = False
-        info.details["prefix_sharing"] = self.prefix_sharing
         self.chat_template: chat_template.ChatTemplate | None = None
-        info.details.update(chat_template.details(None))
-        if self.token_budget is not None:
-            info.details["token_budget"] = self.token_budget
+        self._record(
+            {
+                "batch_size": self.batch_size,
+                "generation_batch_size": self.generation_batch_size,
+                "scoring": self.strategy,
+                "deterministic": False,
+                "prefix_sharing": self.prefix_sharing,
+                **chat_template.details(None),
+                **({"token_budget": self.token_budget} if self.token_budget is not None else {}),
+            }
+        )
+
+    def _record(self, changes: Mapping[str, Any], drop: Iterable[str] = ()) -> None:
+        """Hold a new info whose details drop ``drop`` and take ``changes``: a :class:`ModelInfo` is never changed."""
+        self.info = self.info.with_details(changes, drop)
 
     def apply(self, options: HFOptions) -> HFModel:
         """The load-independent options: scoring strategy, chat template, deterministic mode (recorded in the details)."""
@@ -319,7 +326,7 @@ class HFModel(BatchStreaming):
             torch.backends.cudnn.allow_tf32 = False
             torch.backends.cuda.matmul.allow_fp16_reduced_precision_reduction = False
             torch.backends.cudnn.deterministic = True
-        self.info.details["deterministic"] = options.deterministic
+        self._record({"deterministic": options.deterministic})
         return self
 
     def use_strategy(self, asked: str) -> None:
@@ -328,7 +335,7 @@ class HFModel(BatchStreaming):
             raise ModelLoadError(f"unknown scoring strategy {asked!r}; use one of {', '.join(STRATEGIES)}")
         self.strategy = self._pick_strategy(asked)
         self._packed_checked = False
-        self.info.details["scoring"] = self.strategy
+        self._record({"scoring": self.strategy})
 
     def use_prefix_sharing(self, mode: str) -> None:
         """Share token prefixes across requests: ``auto`` (on CPU, when it saves work, after a first check), ``on`` or ``off``."""
@@ -336,14 +343,13 @@ class HFModel(BatchStreaming):
             raise ModelLoadError(f"unknown prefix sharing mode {mode!r}; use auto, on or off")
         self.prefix_sharing = mode
         self._sharing_checked.clear()
-        self.info.details["prefix_sharing"] = mode
-        self.info.details.pop("prefix_sharing_fallback", None)
+        self._record({"prefix_sharing": mode}, drop=("prefix_sharing_fallback",))
         if mode == "auto" and self.device.type == "cuda":
             # Measured on an H200 (random-weight 1.7B Llama, bfloat16): the core suite at -n 4 took 239 s of model time
             # shared against 206 s unshared, BoolQ + IMDB at -n 0 11.2 s against 4.5 s. Prefill is cheap there;
             # splicing a prefix's keys and values into every row is not.
-            self.info.details["prefix_sharing_fallback"] = (
-                "auto shares on CPU only: on a GPU whole requests measured faster (use on to force it)"
+            self._record(
+                {"prefix_sharing_fallback": "auto shares on CPU only: on a GPU whole requests measured faster (use on to force it)"}
             )
             self.prefix_sharing = "off"
         elif mode != "off":
@@ -353,7 +359,7 @@ class HFModel(BatchStreaming):
 
     def _sharing_unavailable(self, reason: str) -> None:
         """Compute every request whole from now on, and say why in the model details."""
-        self.info.details["prefix_sharing_fallback"] = f"prefix sharing unavailable: {reason}"
+        self._record({"prefix_sharing_fallback": f"prefix sharing unavailable: {reason}"})
         self.prefix_sharing = "off"
 
     def use_chat_template(self, choice: str) -> None:
@@ -367,10 +373,8 @@ class HFModel(BatchStreaming):
         if template is not None:
             chat_template.check_renders(self.tokenizer, template)
         self.chat_template = template
-        self.info.details.update(chat_template.details(template))
-        self.info.variant.pop("chat_template", None)
-        if template is not None:
-            self.info.variant.update(template.variant())
+        self._record(chat_template.details(template))
+        self.info = self.info.with_variant(template.variant() if template is not None else {}, drop=("chat_template",))
 
     def _tokenizer_template(self) -> str | None:
         """The loaded tokenizer's own template (its ``default`` when it names several)."""
@@ -615,8 +619,7 @@ class HFModel(BatchStreaming):
 
     def _fall_back(self, reason: str) -> None:
         """Score one full sequence per request from now on (always correct), and say why in the model details."""
-        self.info.details["scoring"] = "full"
-        self.info.details["scoring_fallback"] = f"{self.strategy} scoring unavailable: {reason}"
+        self._record({"scoring": "full", "scoring_fallback": f"{self.strategy} scoring unavailable: {reason}"})
         self.strategy = "full"
 
     @staticmethod
@@ -631,7 +634,7 @@ class HFModel(BatchStreaming):
         self.batch_size = self._halved(size, error, "context", "use a shorter context")
         if self.token_budget is not None:
             self.token_budget = max(1, self.token_budget // 2)
-        self.info.details["batch_size"] = self.batch_size
+        self._record({"batch_size": self.batch_size})
 
     def _halved(self, size: int, error: BaseException, unit: str, fix: str) -> int:
         """The batch size to retry with after an out-of-memory error (kept for the session, counted in the details).
@@ -645,7 +648,7 @@ class HFModel(BatchStreaming):
             )
         import torch
 
-        self.info.details["out_of_memory_retries"] = int(self.info.details.get("out_of_memory_retries", 0)) + 1
+        self._record({"out_of_memory_retries": int(self.info.details.get("out_of_memory_retries", 0)) + 1})
         if torch.cuda.is_available():
             torch.cuda.empty_cache()
         return max(1, size // 2)
@@ -717,7 +720,7 @@ class HFModel(BatchStreaming):
                 if not self._out_of_memory(error):
                     raise
                 self.generation_batch_size = self._halved(len(batch), error, "prompt", "lower max_tokens")
-                self.info.details["generation_batch_size"] = self.generation_batch_size
+                self._record({"generation_batch_size": self.generation_batch_size})
                 continue
             start += len(batch)
             yield [(i, replace(r, truncated_tokens=len(encoded[i]) - len(prompts[i]))) for i, r in zip(batch, results)]

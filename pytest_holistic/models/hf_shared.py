@@ -12,7 +12,7 @@ paths' do, so a cache commits each one the moment it is done.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any, Protocol
 
 from . import scoring
@@ -38,6 +38,8 @@ class SharingOwner(Protocol):
     _sharing_checked: set[str]
 
     def _sharing_unavailable(self, reason: str) -> None: ...
+
+    def _record(self, changes: Mapping[str, Any], drop: Iterable[str] = ()) -> None: ...
 
     def _out_of_memory(self, error: BaseException) -> bool: ...
 
@@ -130,8 +132,7 @@ class SharedPaths:
         saved = total - computed
         if saved <= 0 or (self.owner.prefix_sharing == "auto" and saved < WORTH_SHARING * total):
             return None
-        details = self.owner.info.details
-        details["prefix_shared_tokens"] = int(details.get("prefix_shared_tokens", 0)) + saved
+        self.owner._record({"prefix_shared_tokens": int(self.owner.info.details.get("prefix_shared_tokens", 0)) + saved})
         return chunks
 
     def _overhead(self, generating: bool) -> int:
