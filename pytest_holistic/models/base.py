@@ -208,6 +208,64 @@ class Model(Protocol):
     def generate_batches(self, requests: Sequence[GenerationRequest]) -> Iterator[list[tuple[int, GenerationResult]]]: ...
 
 
+# -- optional features: a caller asks ``isinstance(model, Feature)`` and uses the feature only where it is there ------
+
+
+@runtime_checkable
+class Cancellable(Protocol):
+    """A model (or backend) that can end its requests in flight at once: a served one shuts its connections.
+
+    Asked when the session ends (Ctrl-C, SIGTERM), so a stream waiting on a hung server ends now rather than at its
+    request's deadline. A local model has nothing in flight to end between batches.
+    """
+
+    def cancel(self) -> None: ...
+
+
+@runtime_checkable
+class ConcurrentStreams(Protocol):
+    """A model whose request streams may run side by side (a served model's independent requests).
+
+    ``concurrent_streams`` True lets the executor compute a session's shards at once (its ``Pipeline``); a local
+    model shares one device, so its streams run one after the other.
+    """
+
+    @property
+    def concurrent_streams(self) -> bool: ...
+
+
+@runtime_checkable
+class LoadsLazily(Protocol):
+    """A model that loads its weights on first use (``CachedModel``), and says whether it has.
+
+    Its details (the device) are known only once ``loaded``; asking before would load it.
+    """
+
+    @property
+    def loaded(self) -> bool: ...
+
+
+@runtime_checkable
+class AnswersAlone(Protocol):
+    """A model that can compute each request by itself, outside any batch and the cache (the determinism canary).
+
+    The batched answer and this one must agree; one that differs depends on what shared its forward pass.
+    """
+
+    def answer_alone(self, requests: Sequence[GenerationRequest | LoglikelihoodRequest]) -> list[Any]: ...
+
+
+@runtime_checkable
+class ReportsCapabilities(Protocol):
+    """A backend that may lack a kind of request (a served model without prompt log-probabilities), and says so.
+
+    Asked at collection, so a scenario that cannot run fails there in one line; a backend without it can answer
+    every kind.
+    """
+
+    def missing_capability(self, kind: str) -> str | None: ...
+
+
 def outcomes(count: int, batches: Iterator[list[tuple[int, Any]]]) -> list[Any]:
     """The outcomes of a batch stream in request order: results, and :class:`Failed` for requests that failed."""
     results: list[Any] = [None] * count
