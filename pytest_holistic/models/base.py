@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
-from typing import Any, ClassVar, Protocol, runtime_checkable
+from typing import Any, ClassVar, NoReturn, Protocol, runtime_checkable
 
 from ..errors import ModelOutputError
 
@@ -100,6 +100,21 @@ class LoglikelihoodResult:
     cached: bool = field(default=False, compare=False)  # where the answer came from, not part of it
 
 
+class ReadOnlyDict(dict[str, Any]):
+    """A dict that refuses every change: still a dict to ``json.dumps``, ``==`` and ``dict(...)``, so what a
+    :class:`ModelInfo` produces is what it produced when its mappings were plain dicts (a ``MappingProxyType`` is
+    not JSON-serialisable, and a caller may dump ``info.details`` as it is)."""
+
+    def _refuse(self, *args: object, **kwargs: object) -> NoReturn:
+        raise TypeError("a ModelInfo's details and variant are read-only; make a new info (ModelInfo.with_details)")
+
+    __setitem__ = __delitem__ = __ior__ = clear = pop = popitem = setdefault = update = _refuse
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickled and copied as a new read-only dict of the same items (never filled in place)."""
+        return (type(self), (dict(self),))
+
+
 @dataclass(frozen=True)
 class ModelInfo:
     """Provenance recorded in every report: which weights produced the numbers.
@@ -109,8 +124,8 @@ class ModelInfo:
     be known without loading. ``details`` (device, dtype, parameters) describe one loaded copy and are empty
     when the identity was computed without loading (or hold the last load's, marked ``from_cache``).
 
-    Never changed once made: ``details`` and ``variant`` are read-only views of copies of what was given, and a
-    model whose details change (a batch halved after running out of memory) holds a new info (:meth:`with_details`).
+    Never changed once made: ``details`` and ``variant`` are read-only copies of what was given (:class:`ReadOnlyDict`),
+    and a model whose details change (a batch halved after running out of memory) holds a new info (:meth:`with_details`).
     """
 
     name: str
@@ -121,12 +136,8 @@ class ModelInfo:
 
     def __post_init__(self) -> None:
         # Part of making it: the caller's dicts are copied, so nothing it keeps can change this info later.
-        object.__setattr__(self, "details", MappingProxyType(dict(self.details)))
-        object.__setattr__(self, "variant", MappingProxyType(dict(self.variant)))
-
-    def __reduce__(self) -> tuple[Any, ...]:
-        """Pickled (and deep-copied) through plain dicts: a read-only view cannot be pickled itself."""
-        return (type(self), (self.name, self.backend, self.revision, dict(self.details), dict(self.variant)))
+        object.__setattr__(self, "details", ReadOnlyDict(self.details))
+        object.__setattr__(self, "variant", ReadOnlyDict(self.variant))
 
     def with_details(self, changes: Mapping[str, Any] = MappingProxyType({}), drop: Iterable[str] = ()) -> ModelInfo:
         """A new info whose details drop the keys in ``drop``, then take ``changes``.

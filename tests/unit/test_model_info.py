@@ -17,7 +17,20 @@ def test_details_and_variant_cannot_be_changed_in_place() -> None:
         info.details["batch_size"] = 4  # type: ignore[index]
     with pytest.raises(TypeError):
         info.variant["dtype"] = "bfloat16"  # type: ignore[index]
+    for change in ("clear", "popitem"):
+        with pytest.raises(TypeError):
+            getattr(info.details, change)()
+    with pytest.raises(TypeError):
+        info.details.update({"batch_size": 4})  # type: ignore[attr-defined]
+    with pytest.raises(TypeError):
+        info.variant.pop("dtype")  # type: ignore[attr-defined]
     assert info.details == {"batch_size": 8} and info.variant == {"dtype": "float32"}
+
+
+def test_its_mappings_are_still_dicts_to_json_and_comparisons() -> None:
+    info = ModelInfo("m", "transformers", "r", {"batch_size": 8}, {"dtype": "float32"})
+    assert json.dumps(info.details) == '{"batch_size": 8}' and json.dumps(info.variant, sort_keys=True) == '{"dtype": "float32"}'
+    assert info.details == {"batch_size": 8} and {**info.variant, "x": "1"} == {"dtype": "float32", "x": "1"}
 
 
 def test_the_callers_dicts_are_copied() -> None:
@@ -43,6 +56,9 @@ def test_it_pickles_copies_and_round_trips_as_before() -> None:
     info = ModelInfo("m", "transformers", "r", {"batch_size": 8}, {"dtype": "float32"})
     assert pickle.loads(pickle.dumps(info)) == info
     assert copy.deepcopy(info) == info
+    copied = copy.deepcopy(info)
+    with pytest.raises(TypeError):
+        copied.details["batch_size"] = 1  # type: ignore[index]  # a copy is as read-only as the original
     data = info.to_data()
     assert json.dumps(data) == json.dumps(
         {"name": "m", "backend": "transformers", "revision": "r", "variant": {"dtype": "float32"}, "details": {"batch_size": 8}}
