@@ -20,7 +20,7 @@ from .. import _devices
 from .._hub import UNREACHABLE, offline, unreachable_hub
 from ..builtin_options import STRATEGIES
 from ..errors import ModelLoadError, ModelOutputError
-from . import chat_template, prefix_sharing, scoring
+from . import chat_template, hf_batching, prefix_sharing, scoring
 from .base import (
     BatchStreaming,
     GenerationRequest,
@@ -527,23 +527,17 @@ class HFModel(BatchStreaming):
         self, requests: Sequence[LoglikelihoodRequest], pairs: list[TokenPair], indices: Sequence[int]
     ) -> Iterator[list[tuple[int, LoglikelihoodResult]]]:
         """The requests at ``indices``, each context computed whole (once for all the continuations that share it)."""
-        groups: dict[tuple[int, ...], list[int]] = defaultdict(list)
-        for index in indices:
-            groups[tuple(pairs[index][0])].append(index)
-        contexts = sorted(groups, key=lambda c: (-(len(c) + max(len(pairs[i][1]) for i in groups[c])), groups[c][0]))
-        start = 0
-        while start < len(contexts):
-            batch = self._next_batch(contexts, start, groups, pairs)
+        groups, contexts = hf_batching.contexts_longest_first(pairs, indices)
+
+        def score(batch: list[tuple[int, ...]]) -> tuple[scoring.Scores, list[int], float]:
             started = time.perf_counter()
-            try:
-                scores, members = self._score_batch(batch, groups, pairs)
-            except Exception as error:
-                if not self._out_of_memory(error):
-                    raise
-                self._shrink(len(batch), error)
-                continue
-            start += len(batch)
-            elapsed = (time.perf_counter() - started) / len(members)
+            scores, members = self._score_batch(batch, groups, pairs)
+            return scores, members, (time.perf_counter() - started) / len(members)
+
+        batches = hf_batching.halving_batches(
+            len(contexts), lambda start: self._next_batch(contexts, start, groups, pairs), score, self._shrink
+        )
+        for _, (scores, members, elapsed) in batches:
             yield self._loglikelihood_results(requests, pairs, members, scores, elapsed)
 
     def _loglikelihood_results(
@@ -574,26 +568,14 @@ class HFModel(BatchStreaming):
     ) -> list[tuple[int, ...]]:
         """The contexts of the next batch: at most ``batch_size`` of them and ``token_budget`` padded tokens (at least one).
 
-        The padded size only grows as contexts are added, so the longest run that fits is found by bisection
-        (a few size computations per batch, not one per context).
+        (:func:`.hf_batching.next_batch`: the longest run that fits, found by bisection.)
         """
-        limit = min(len(contexts), start + self.batch_size)
-        if self.token_budget is None:
-            return contexts[start:limit]
 
-        def size(end: int) -> int:
-            chosen = contexts[start:end]
+        def size(chosen: Sequence[tuple[int, ...]]) -> int:
             members = [(row, len(pairs[i][1])) for row, c in enumerate(chosen) for i in groups[c]]
             return scoring.padded_tokens(self.strategy, [len(c) for c in chosen], members)
 
-        low, high = start + 1, limit  # low always fits (one context runs whatever its size); find the last end that does
-        while low < high:
-            middle = (low + high + 1) // 2
-            if size(middle) <= self.token_budget:
-                low = middle
-            else:
-                high = middle - 1
-        return contexts[start:low]
+        return hf_batching.next_batch(contexts, start, self.batch_size, self.token_budget, size)
 
     def _score_batch(
         self, batch: list[tuple[int, ...]], groups: dict[tuple[int, ...], list[int]], pairs: list[TokenPair]
@@ -622,13 +604,6 @@ class HFModel(BatchStreaming):
         self._record({"scoring": "full", "scoring_fallback": f"{self.strategy} scoring unavailable: {reason}"})
         self.strategy = "full"
 
-    @staticmethod
-    def _out_of_memory(error: BaseException) -> bool:
-        """CUDA's out-of-memory error, or the RuntimeError other devices raise for it."""
-        import torch
-
-        return isinstance(error, torch.OutOfMemoryError) or (isinstance(error, RuntimeError) and "out of memory" in str(error))
-
     def _shrink(self, size: int, error: BaseException) -> None:
         """Halve the scoring batch (contexts and token budget) after running out of device memory."""
         self.batch_size = self._halved(size, error, "context", "use a shorter context")
@@ -639,19 +614,11 @@ class HFModel(BatchStreaming):
     def _halved(self, size: int, error: BaseException, unit: str, fix: str) -> int:
         """The batch size to retry with after an out-of-memory error (kept for the session, counted in the details).
 
-        A batch of one that does not fit is the request's error: nothing smaller can be tried.
+        A batch of one that does not fit is the request's error: nothing smaller can be tried (:func:`.hf_batching.halved`).
         """
-        if size <= 1:
-            raise ModelOutputError(
-                f"model {self.info.name!r} ran out of device memory on a single {unit} ({_first_line(error)}); "
-                f"{fix}, a smaller --holistic-dtype, or a device with more memory"
-            )
-        import torch
-
+        smaller = hf_batching.halved(size, error, model=self.info.name, unit=unit, fix=fix)
         self._record({"out_of_memory_retries": int(self.info.details.get("out_of_memory_retries", 0)) + 1})
-        if torch.cuda.is_available():
-            torch.cuda.empty_cache()
-        return max(1, size // 2)
+        return smaller
 
     def _pair(self, request: LoglikelihoodRequest) -> tuple[list[int], list[int], int]:
         """(context, continuation, tokens dropped): the context is cut from the left, as HELM does, so the pair fits.
@@ -710,19 +677,19 @@ class HFModel(BatchStreaming):
         seed: int,
     ) -> Iterator[list[tuple[int, GenerationResult]]]:
         """The prompts at ``indices`` through ``generate``, each computed whole, in batches of similar length."""
-        order = sorted(indices, key=lambda i: (-len(prompts[i]), i))
-        start = 0
-        while start < len(order):
-            batch = order[start : start + self.generation_batch_size]
-            try:
-                results = self._generate_batch([prompts[i] for i in batch], budget, stop, temperature, seed)
-            except Exception as error:
-                if not self._out_of_memory(error):
-                    raise
-                self.generation_batch_size = self._halved(len(batch), error, "prompt", "lower max_tokens")
-                self._record({"generation_batch_size": self.generation_batch_size})
-                continue
-            start += len(batch)
+        order = hf_batching.longest_first(indices, lambda i: len(prompts[i]))
+
+        def shrink(size: int, error: BaseException) -> None:
+            self.generation_batch_size = self._halved(size, error, "prompt", "lower max_tokens")
+            self._record({"generation_batch_size": self.generation_batch_size})
+
+        batches = hf_batching.halving_batches(
+            len(order),
+            lambda start: order[start : start + self.generation_batch_size],
+            lambda batch: self._generate_batch([prompts[i] for i in batch], budget, stop, temperature, seed),
+            shrink,
+        )
+        for batch, results in batches:
             yield [(i, replace(r, truncated_tokens=len(encoded[i]) - len(prompts[i]))) for i, r in zip(batch, results)]
 
     def _generate_batch(
@@ -775,29 +742,12 @@ class HFModel(BatchStreaming):
         stop: tuple[str, ...],
         elapsed: float,
     ) -> list[GenerationResult]:
-        """Texts cut at the end token and the first stop sequence, with the log-probabilities of the tokens kept."""
-        results = []
-        for r, tokens in enumerate(new_tokens):
-            if self.eos_id is not None and self.eos_id in tokens:
-                tokens = tokens[: tokens.index(self.eos_id)]
-            text, kept = self._cut_at_stop(tokens, stop)
-            logprobs = tuple(step_logprobs[r][:kept])
-            if any(math.isnan(value) for value in step_logprobs[r][: max(kept, 1)]):
-                raise ModelOutputError(
-                    f"model {self.info.name!r} returned NaN log-probabilities while generating; "
-                    "its weights or dtype are broken (try --holistic-dtype float32)"
-                )
-            results.append(GenerationResult(text, logprobs, prompt_lengths[r], elapsed, logprobs_returned=True))
-        return results
+        """Texts cut at the end token and the first stop sequence, with the log-probabilities of the tokens kept
+        (:func:`.hf_batching.generation_results`)."""
+        return hf_batching.generation_results(
+            prompt_lengths, new_tokens, step_logprobs, stop, elapsed, eos_id=self.eos_id, decode=self._decode, model=self.info.name
+        )
 
-    def _cut_at_stop(self, tokens: list[int], stop: tuple[str, ...]) -> tuple[str, int]:
-        """The text up to the first stop sequence, and how many tokens it took (at least one, if any)."""
-        text = self.tokenizer.decode(tokens, skip_special_tokens=True)
-        cuts = [text.index(s) for s in stop if s and s in text]
-        if not cuts:
-            return text, len(tokens)
-        text = text[: min(cuts)]
-        for kept in range(1, len(tokens) + 1):
-            if len(self.tokenizer.decode(tokens[:kept], skip_special_tokens=True)) >= len(text):
-                return text, kept
-        return text, len(tokens)
+    def _decode(self, tokens: list[int]) -> str:
+        """The text of generated tokens, special tokens left out."""
+        return str(self.tokenizer.decode(tokens, skip_special_tokens=True))

@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any, Protocol
 
 from . import scoring
+from .hf_batching import is_out_of_memory
 from .base import GenerationResult, LoglikelihoodRequest, LoglikelihoodResult, ModelInfo
 from .prefix_sharing import PrefixRunner, Row, SharingUnsupported, cheapest_runs, kv_bytes_per_token, split_plan
 from .prefix_tree import PrefixPlan
@@ -40,8 +41,6 @@ class SharingOwner(Protocol):
     def _sharing_unavailable(self, reason: str) -> None: ...
 
     def _record(self, changes: Mapping[str, Any], drop: Iterable[str] = ()) -> None: ...
-
-    def _out_of_memory(self, error: BaseException) -> bool: ...
 
     def _halved(self, size: int, error: BaseException, unit: str, fix: str) -> int: ...
 
@@ -340,7 +339,7 @@ class SharedPaths:
             try:
                 output = run(batch)
             except Exception as error:
-                if not self.owner._out_of_memory(error):
+                if not is_out_of_memory(error):
                     raise
                 self._shrink(len(batch), error)
                 batches = self._batches(remaining, rows, plan, generating)
