@@ -23,7 +23,17 @@ from typing import Any
 
 from .errors import HolisticError, InternalError, ModelLoadError, ModelOutputError, UserError, error_line
 from .metrics import Column, ContextScorer, ScoredMetric, Scorer, ScorerError, ScorerUnavailable
-from .models.base import Cancelled, Failed, GenerationResult, LoglikelihoodResult, Model
+from .models.base import (
+    AnswersAlone,
+    Cancellable,
+    Cancelled,
+    ConcurrentStreams,
+    Failed,
+    GenerationResult,
+    LoadsLazily,
+    LoglikelihoodResult,
+    Model,
+)
 from .plans import Completion, Plan
 from .runspec import RunSpec
 from .scenarios.instance import Instance
@@ -312,11 +322,11 @@ class Executor:
 
     def _pipelined(self) -> bool:
         """A served model in a single process: its shards are computed side by side (see :class:`Pipeline`)."""
-        return self.overlap != "off" and bool(getattr(self.model, "concurrent_streams", False))
+        return self.overlap != "off" and isinstance(self.model, ConcurrentStreams) and bool(self.model.concurrent_streams)
 
     def _overlapping(self) -> bool:
         if self.overlap == "auto":
-            details = self.model.info.details if getattr(self.model, "loaded", False) else {}
+            details = self.model.info.details if isinstance(self.model, LoadsLazily) and self.model.loaded else {}
             return str(details.get("device", "")).startswith("cuda")
         return self.overlap == "on"
 
@@ -363,9 +373,8 @@ class Executor:
         cancelled must not hold the end of the session; the thread is a daemon and ends with the process.
         """
         if self._ahead is not None or self._pipeline.running:
-            cancel = getattr(self.model, "cancel", None)
-            if cancel is not None:
-                cancel()
+            if isinstance(self.model, Cancellable):
+                self.model.cancel()
             self._settle(wait)
             self._pipeline.close(wait)
 
@@ -420,9 +429,9 @@ class Executor:
         A different answer (chosen option or generated text) is the item's failure; log-probabilities that move
         without changing the answer are reported with it but do not fail on their own.
         """
-        alone_model = getattr(self.model, "answer_alone", None)
-        if alone_model is None:
+        if not isinstance(self.model, AnswersAlone):
             return None
+        alone_model = self.model.answer_alone
         try:
             alone = work.run.adapter.answer_one(work.instance, alone_model, alone_model, plan)
         except HolisticError as error:

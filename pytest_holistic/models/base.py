@@ -10,9 +10,10 @@ request costs only the items that asked it and is never sent again as part of a 
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
-from typing import Any, ClassVar, Protocol, runtime_checkable
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from types import MappingProxyType
+from typing import Any, ClassVar, NoReturn, Protocol, runtime_checkable
 
 from ..errors import ModelOutputError
 
@@ -99,6 +100,21 @@ class LoglikelihoodResult:
     cached: bool = field(default=False, compare=False)  # where the answer came from, not part of it
 
 
+class ReadOnlyDict(dict[str, Any]):
+    """A dict that refuses every change: still a dict to ``json.dumps``, ``==`` and ``dict(...)``, so what a
+    :class:`ModelInfo` produces is what it produced when its mappings were plain dicts (a ``MappingProxyType`` is
+    not JSON-serialisable, and a caller may dump ``info.details`` as it is)."""
+
+    def _refuse(self, *args: object, **kwargs: object) -> NoReturn:
+        raise TypeError("a ModelInfo's details and variant are read-only; make a new info (ModelInfo.with_details)")
+
+    __setitem__ = __delitem__ = __ior__ = clear = pop = popitem = setdefault = update = _refuse
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickled and copied as a new read-only dict of the same items (never filled in place)."""
+        return (type(self), (dict(self),))
+
+
 @dataclass(frozen=True)
 class ModelInfo:
     """Provenance recorded in every report: which weights produced the numbers.
@@ -107,13 +123,39 @@ class ModelInfo:
     else changes an answer (the transformers backend puts the dtype and the device kind there), so it must
     be known without loading. ``details`` (device, dtype, parameters) describe one loaded copy and are empty
     when the identity was computed without loading (or hold the last load's, marked ``from_cache``).
+
+    Never changed once made: ``details`` and ``variant`` are read-only copies of what was given (:class:`ReadOnlyDict`),
+    and a model whose details change (a batch halved after running out of memory) holds a new info (:meth:`with_details`).
     """
 
     name: str
     backend: str
     revision: str | None = None
-    details: dict[str, Any] = field(default_factory=dict)
-    variant: dict[str, str] = field(default_factory=dict)
+    details: Mapping[str, Any] = field(default_factory=dict)
+    variant: Mapping[str, str] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        # Part of making it: the caller's dicts are copied, so nothing it keeps can change this info later.
+        object.__setattr__(self, "details", ReadOnlyDict(self.details))
+        object.__setattr__(self, "variant", ReadOnlyDict(self.variant))
+
+    def with_details(self, changes: Mapping[str, Any] = MappingProxyType({}), drop: Iterable[str] = ()) -> ModelInfo:
+        """A new info whose details drop the keys in ``drop``, then take ``changes``.
+
+        Keys keep their place, new ones come last, a dropped key set again comes last: the order a dict changed
+        in place would have, so the reports' JSON is the same.
+        """
+        dropped = set(drop)
+        details = {key: value for key, value in self.details.items() if key not in dropped}
+        details.update(changes)
+        return replace(self, details=details)
+
+    def with_variant(self, changes: Mapping[str, str], drop: Iterable[str] = ()) -> ModelInfo:
+        """A new info whose variant drops the keys in ``drop``, then takes ``changes`` (in :meth:`with_details`' order)."""
+        dropped = set(drop)
+        variant = {key: value for key, value in self.variant.items() if key not in dropped}
+        variant.update(changes)
+        return replace(self, variant=variant)
 
     def to_data(self) -> dict[str, Any]:
         """Plain builtin types, for reports and for crossing process boundaries."""
@@ -175,6 +217,64 @@ class Model(Protocol):
     ) -> Iterator[list[tuple[int, LoglikelihoodResult]]]: ...
 
     def generate_batches(self, requests: Sequence[GenerationRequest]) -> Iterator[list[tuple[int, GenerationResult]]]: ...
+
+
+# -- optional features: a caller asks ``isinstance(model, Feature)`` and uses the feature only where it is there ------
+
+
+@runtime_checkable
+class Cancellable(Protocol):
+    """A model (or backend) that can end its requests in flight at once: a served one shuts its connections.
+
+    Asked when the session ends (Ctrl-C, SIGTERM), so a stream waiting on a hung server ends now rather than at its
+    request's deadline. A local model has nothing in flight to end between batches.
+    """
+
+    def cancel(self) -> None: ...
+
+
+@runtime_checkable
+class ConcurrentStreams(Protocol):
+    """A model whose request streams may run side by side (a served model's independent requests).
+
+    ``concurrent_streams`` True lets the executor compute a session's shards at once (its ``Pipeline``); a local
+    model shares one device, so its streams run one after the other.
+    """
+
+    @property
+    def concurrent_streams(self) -> bool: ...
+
+
+@runtime_checkable
+class LoadsLazily(Protocol):
+    """A model that loads its weights on first use (``CachedModel``), and says whether it has.
+
+    Its details (the device) are known only once ``loaded``; asking before would load it.
+    """
+
+    @property
+    def loaded(self) -> bool: ...
+
+
+@runtime_checkable
+class AnswersAlone(Protocol):
+    """A model that can compute each request by itself, outside any batch and the cache (the determinism canary).
+
+    The batched answer and this one must agree; one that differs depends on what shared its forward pass.
+    """
+
+    def answer_alone(self, requests: Sequence[GenerationRequest | LoglikelihoodRequest]) -> list[Any]: ...
+
+
+@runtime_checkable
+class ReportsCapabilities(Protocol):
+    """A backend that may lack a kind of request (a served model without prompt log-probabilities), and says so.
+
+    Asked at collection, so a scenario that cannot run fails there in one line; a backend without it can answer
+    every kind.
+    """
+
+    def missing_capability(self, kind: str) -> str | None: ...
 
 
 def outcomes(count: int, batches: Iterator[list[tuple[int, Any]]]) -> list[Any]:

@@ -22,7 +22,9 @@ from ..errors import HolisticError, ModelLoadError, ModelOutputError, error_line
 from ..metrics.stats import Stat
 from .base import (
     BatchStreaming,
+    Cancellable,
     Cancelled,
+    ConcurrentStreams,
     Failed,
     GenerationRequest,
     GenerationResult,
@@ -30,6 +32,7 @@ from .base import (
     LoglikelihoodResult,
     Model,
     ModelInfo,
+    ReportsCapabilities,
 )
 from .cache import CACHE_ERRORS, ResponseCache, model_key, request_keys
 from .registry import Backend
@@ -153,8 +156,7 @@ class CachedModel(BatchStreaming):
             backend = self.backend
         except ModelLoadError:
             return None
-        ask = getattr(backend, "missing_capability", None)
-        return ask(kind) if callable(ask) else None
+        return backend.missing_capability(kind) if isinstance(backend, ReportsCapabilities) else None
 
     @property
     def load_failure(self) -> str | None:
@@ -275,15 +277,15 @@ class CachedModel(BatchStreaming):
         self._cancelled = True
         if self.progress is not None:  # no heartbeat line for a batch that will be cut off
             self.progress.close()
-        cancel = getattr(self._model, "cancel", None)
-        if callable(cancel):
-            cancel()
+        if isinstance(self._model, Cancellable):
+            self._model.cancel()
 
     @property
     def concurrent_streams(self) -> bool:
         """Whether several streams may run at once: a served model's independent requests (never a local model's)."""
         try:
-            return bool(getattr(self.backend, "concurrent_streams", False))
+            backend = self.backend
+            return isinstance(backend, ConcurrentStreams) and bool(backend.concurrent_streams)
         except ModelLoadError:
             return False
 

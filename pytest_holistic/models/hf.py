@@ -11,7 +11,7 @@ import math
 import os
 import time
 from collections import defaultdict
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -20,7 +20,7 @@ from .. import _devices
 from .._hub import UNREACHABLE, offline, unreachable_hub
 from ..builtin_options import STRATEGIES
 from ..errors import ModelLoadError, ModelOutputError, error_line
-from . import chat_template, prefix_sharing, scoring
+from . import chat_template, hf_batching, prefix_sharing, scoring
 from .base import (
     BatchStreaming,
     GenerationRequest,
@@ -269,9 +269,9 @@ class HFModel(BatchStreaming):
     ) -> None:
         self.model = model
         self.tokenizer = tokenizer
-        self.info = info
         self.device = next(model.parameters()).device
-        info.variant.update(loaded_variant(model))  # the cache identity of what was loaded, not what was asked for
+        # The cache identity of what was loaded, not what was asked for.
+        self.info: ModelInfo = info.with_variant(loaded_variant(model))
         config = model.config
         limits = [getattr(config, key, None) for key in ("max_position_embeddings", "n_positions", "n_ctx")]
         self.max_length = min([int(v) for v in limits if isinstance(v, int) and v > 0] or [2048])
@@ -291,15 +291,22 @@ class HFModel(BatchStreaming):
         self.batch_size = max(1, int(batch_size)) if batch_size else self._auto_batch_size()
         # Decoding one token at a time is memory-bound, so generation gains from wider batches (3x at 32 vs 1 on CPU).
         self.generation_batch_size = self.batch_size if batch_size else (256 if self.device.type == "cuda" else 32)
-        info.details["batch_size"] = self.batch_size
-        info.details["generation_batch_size"] = self.generation_batch_size
-        info.details["scoring"] = self.strategy
-        info.details["deterministic"] = False
-        info.details["prefix_sharing"] = self.prefix_sharing
         self.chat_template: chat_template.ChatTemplate | None = None
-        info.details.update(chat_template.details(None))
-        if self.token_budget is not None:
-            info.details["token_budget"] = self.token_budget
+        self._record(
+            {
+                "batch_size": self.batch_size,
+                "generation_batch_size": self.generation_batch_size,
+                "scoring": self.strategy,
+                "deterministic": False,
+                "prefix_sharing": self.prefix_sharing,
+                **chat_template.details(None),
+                **({"token_budget": self.token_budget} if self.token_budget is not None else {}),
+            }
+        )
+
+    def _record(self, changes: Mapping[str, Any], drop: Iterable[str] = ()) -> None:
+        """Hold a new info whose details drop ``drop`` and take ``changes``: a :class:`ModelInfo` is never changed."""
+        self.info = self.info.with_details(changes, drop)
 
     def apply(self, options: HFOptions) -> HFModel:
         """The load-independent options: scoring strategy, chat template, deterministic mode (recorded in the details)."""
@@ -314,7 +321,7 @@ class HFModel(BatchStreaming):
             torch.backends.cudnn.allow_tf32 = False
             torch.backends.cuda.matmul.allow_fp16_reduced_precision_reduction = False
             torch.backends.cudnn.deterministic = True
-        self.info.details["deterministic"] = options.deterministic
+        self._record({"deterministic": options.deterministic})
         return self
 
     def use_strategy(self, asked: str) -> None:
@@ -323,7 +330,7 @@ class HFModel(BatchStreaming):
             raise ModelLoadError(f"unknown scoring strategy {asked!r}; use one of {', '.join(STRATEGIES)}")
         self.strategy = self._pick_strategy(asked)
         self._packed_checked = False
-        self.info.details["scoring"] = self.strategy
+        self._record({"scoring": self.strategy})
 
     def use_prefix_sharing(self, mode: str) -> None:
         """Share token prefixes across requests: ``auto`` (on CPU, when it saves work, after a first check), ``on`` or ``off``."""
@@ -331,14 +338,13 @@ class HFModel(BatchStreaming):
             raise ModelLoadError(f"unknown prefix sharing mode {mode!r}; use auto, on or off")
         self.prefix_sharing = mode
         self._sharing_checked.clear()
-        self.info.details["prefix_sharing"] = mode
-        self.info.details.pop("prefix_sharing_fallback", None)
+        self._record({"prefix_sharing": mode}, drop=("prefix_sharing_fallback",))
         if mode == "auto" and self.device.type == "cuda":
             # Measured on an H200 (random-weight 1.7B Llama, bfloat16): the core suite at -n 4 took 239 s of model time
             # shared against 206 s unshared, BoolQ + IMDB at -n 0 11.2 s against 4.5 s. Prefill is cheap there;
             # splicing a prefix's keys and values into every row is not.
-            self.info.details["prefix_sharing_fallback"] = (
-                "auto shares on CPU only: on a GPU whole requests measured faster (use on to force it)"
+            self._record(
+                {"prefix_sharing_fallback": "auto shares on CPU only: on a GPU whole requests measured faster (use on to force it)"}
             )
             self.prefix_sharing = "off"
         elif mode != "off":
@@ -348,7 +354,7 @@ class HFModel(BatchStreaming):
 
     def _sharing_unavailable(self, reason: str) -> None:
         """Compute every request whole from now on, and say why in the model details."""
-        self.info.details["prefix_sharing_fallback"] = f"prefix sharing unavailable: {reason}"
+        self._record({"prefix_sharing_fallback": f"prefix sharing unavailable: {reason}"})
         self.prefix_sharing = "off"
 
     def use_chat_template(self, choice: str) -> None:
@@ -362,10 +368,8 @@ class HFModel(BatchStreaming):
         if template is not None:
             chat_template.check_renders(self.tokenizer, template)
         self.chat_template = template
-        self.info.details.update(chat_template.details(template))
-        self.info.variant.pop("chat_template", None)
-        if template is not None:
-            self.info.variant.update(template.variant())
+        self._record(chat_template.details(template))
+        self.info = self.info.with_variant(template.variant() if template is not None else {}, drop=("chat_template",))
 
     def _tokenizer_template(self) -> str | None:
         """The loaded tokenizer's own template (its ``default`` when it names several)."""
@@ -518,23 +522,17 @@ class HFModel(BatchStreaming):
         self, requests: Sequence[LoglikelihoodRequest], pairs: list[TokenPair], indices: Sequence[int]
     ) -> Iterator[list[tuple[int, LoglikelihoodResult]]]:
         """The requests at ``indices``, each context computed whole (once for all the continuations that share it)."""
-        groups: dict[tuple[int, ...], list[int]] = defaultdict(list)
-        for index in indices:
-            groups[tuple(pairs[index][0])].append(index)
-        contexts = sorted(groups, key=lambda c: (-(len(c) + max(len(pairs[i][1]) for i in groups[c])), groups[c][0]))
-        start = 0
-        while start < len(contexts):
-            batch = self._next_batch(contexts, start, groups, pairs)
+        groups, contexts = hf_batching.contexts_longest_first(pairs, indices)
+
+        def score(batch: list[tuple[int, ...]]) -> tuple[scoring.Scores, list[int], float]:
             started = time.perf_counter()
-            try:
-                scores, members = self._score_batch(batch, groups, pairs)
-            except Exception as error:
-                if not self._out_of_memory(error):
-                    raise
-                self._shrink(len(batch), error)
-                continue
-            start += len(batch)
-            elapsed = (time.perf_counter() - started) / len(members)
+            scores, members = self._score_batch(batch, groups, pairs)
+            return scores, members, (time.perf_counter() - started) / len(members)
+
+        batches = hf_batching.halving_batches(
+            len(contexts), lambda start: self._next_batch(contexts, start, groups, pairs), score, self._shrink
+        )
+        for _, (scores, members, elapsed) in batches:
             yield self._loglikelihood_results(requests, pairs, members, scores, elapsed)
 
     def _loglikelihood_results(
@@ -565,26 +563,14 @@ class HFModel(BatchStreaming):
     ) -> list[tuple[int, ...]]:
         """The contexts of the next batch: at most ``batch_size`` of them and ``token_budget`` padded tokens (at least one).
 
-        The padded size only grows as contexts are added, so the longest run that fits is found by bisection
-        (a few size computations per batch, not one per context).
+        (:func:`.hf_batching.next_batch`: the longest run that fits, found by bisection.)
         """
-        limit = min(len(contexts), start + self.batch_size)
-        if self.token_budget is None:
-            return contexts[start:limit]
 
-        def size(end: int) -> int:
-            chosen = contexts[start:end]
+        def size(chosen: Sequence[tuple[int, ...]]) -> int:
             members = [(row, len(pairs[i][1])) for row, c in enumerate(chosen) for i in groups[c]]
             return scoring.padded_tokens(self.strategy, [len(c) for c in chosen], members)
 
-        low, high = start + 1, limit  # low always fits (one context runs whatever its size); find the last end that does
-        while low < high:
-            middle = (low + high + 1) // 2
-            if size(middle) <= self.token_budget:
-                low = middle
-            else:
-                high = middle - 1
-        return contexts[start:low]
+        return hf_batching.next_batch(contexts, start, self.batch_size, self.token_budget, size)
 
     def _score_batch(
         self, batch: list[tuple[int, ...]], groups: dict[tuple[int, ...], list[int]], pairs: list[TokenPair]
@@ -610,40 +596,24 @@ class HFModel(BatchStreaming):
 
     def _fall_back(self, reason: str) -> None:
         """Score one full sequence per request from now on (always correct), and say why in the model details."""
-        self.info.details["scoring"] = "full"
-        self.info.details["scoring_fallback"] = f"{self.strategy} scoring unavailable: {reason}"
+        self._record({"scoring": "full", "scoring_fallback": f"{self.strategy} scoring unavailable: {reason}"})
         self.strategy = "full"
-
-    @staticmethod
-    def _out_of_memory(error: BaseException) -> bool:
-        """CUDA's out-of-memory error, or the RuntimeError other devices raise for it."""
-        import torch
-
-        return isinstance(error, torch.OutOfMemoryError) or (isinstance(error, RuntimeError) and "out of memory" in str(error))
 
     def _shrink(self, size: int, error: BaseException) -> None:
         """Halve the scoring batch (contexts and token budget) after running out of device memory."""
         self.batch_size = self._halved(size, error, "context", "use a shorter context")
         if self.token_budget is not None:
             self.token_budget = max(1, self.token_budget // 2)
-        self.info.details["batch_size"] = self.batch_size
+        self._record({"batch_size": self.batch_size})
 
     def _halved(self, size: int, error: BaseException, unit: str, fix: str) -> int:
         """The batch size to retry with after an out-of-memory error (kept for the session, counted in the details).
 
-        A batch of one that does not fit is the request's error: nothing smaller can be tried.
+        A batch of one that does not fit is the request's error: nothing smaller can be tried (:func:`.hf_batching.halved`).
         """
-        if size <= 1:
-            raise ModelOutputError(
-                f"model {self.info.name!r} ran out of device memory on a single {unit} ({error_line(error)}); "
-                f"{fix}, a smaller --holistic-dtype, or a device with more memory"
-            )
-        import torch
-
-        self.info.details["out_of_memory_retries"] = int(self.info.details.get("out_of_memory_retries", 0)) + 1
-        if torch.cuda.is_available():
-            torch.cuda.empty_cache()
-        return max(1, size // 2)
+        smaller = hf_batching.halved(size, error, model=self.info.name, unit=unit, fix=fix)
+        self._record({"out_of_memory_retries": int(self.info.details.get("out_of_memory_retries", 0)) + 1})
+        return smaller
 
     def _pair(self, request: LoglikelihoodRequest) -> tuple[list[int], list[int], int]:
         """(context, continuation, tokens dropped): the context is cut from the left, as HELM does, so the pair fits.
@@ -702,19 +672,19 @@ class HFModel(BatchStreaming):
         seed: int,
     ) -> Iterator[list[tuple[int, GenerationResult]]]:
         """The prompts at ``indices`` through ``generate``, each computed whole, in batches of similar length."""
-        order = sorted(indices, key=lambda i: (-len(prompts[i]), i))
-        start = 0
-        while start < len(order):
-            batch = order[start : start + self.generation_batch_size]
-            try:
-                results = self._generate_batch([prompts[i] for i in batch], budget, stop, temperature, seed)
-            except Exception as error:
-                if not self._out_of_memory(error):
-                    raise
-                self.generation_batch_size = self._halved(len(batch), error, "prompt", "lower max_tokens")
-                self.info.details["generation_batch_size"] = self.generation_batch_size
-                continue
-            start += len(batch)
+        order = hf_batching.longest_first(indices, lambda i: len(prompts[i]))
+
+        def shrink(size: int, error: BaseException) -> None:
+            self.generation_batch_size = self._halved(size, error, "prompt", "lower max_tokens")
+            self._record({"generation_batch_size": self.generation_batch_size})
+
+        batches = hf_batching.halving_batches(
+            len(order),
+            lambda start: order[start : start + self.generation_batch_size],
+            lambda batch: self._generate_batch([prompts[i] for i in batch], budget, stop, temperature, seed),
+            shrink,
+        )
+        for batch, results in batches:
             yield [(i, replace(r, truncated_tokens=len(encoded[i]) - len(prompts[i]))) for i, r in zip(batch, results)]
 
     def _generate_batch(
@@ -767,29 +737,12 @@ class HFModel(BatchStreaming):
         stop: tuple[str, ...],
         elapsed: float,
     ) -> list[GenerationResult]:
-        """Texts cut at the end token and the first stop sequence, with the log-probabilities of the tokens kept."""
-        results = []
-        for r, tokens in enumerate(new_tokens):
-            if self.eos_id is not None and self.eos_id in tokens:
-                tokens = tokens[: tokens.index(self.eos_id)]
-            text, kept = self._cut_at_stop(tokens, stop)
-            logprobs = tuple(step_logprobs[r][:kept])
-            if any(math.isnan(value) for value in step_logprobs[r][: max(kept, 1)]):
-                raise ModelOutputError(
-                    f"model {self.info.name!r} returned NaN log-probabilities while generating; "
-                    "its weights or dtype are broken (try --holistic-dtype float32)"
-                )
-            results.append(GenerationResult(text, logprobs, prompt_lengths[r], elapsed, logprobs_returned=True))
-        return results
+        """Texts cut at the end token and the first stop sequence, with the log-probabilities of the tokens kept
+        (:func:`.hf_batching.generation_results`)."""
+        return hf_batching.generation_results(
+            prompt_lengths, new_tokens, step_logprobs, stop, elapsed, eos_id=self.eos_id, decode=self._decode, model=self.info.name
+        )
 
-    def _cut_at_stop(self, tokens: list[int], stop: tuple[str, ...]) -> tuple[str, int]:
-        """The text up to the first stop sequence, and how many tokens it took (at least one, if any)."""
-        text = self.tokenizer.decode(tokens, skip_special_tokens=True)
-        cuts = [text.index(s) for s in stop if s and s in text]
-        if not cuts:
-            return text, len(tokens)
-        text = text[: min(cuts)]
-        for kept in range(1, len(tokens) + 1):
-            if len(self.tokenizer.decode(tokens[:kept], skip_special_tokens=True)) >= len(text):
-                return text, kept
-        return text, len(tokens)
+    def _decode(self, tokens: list[int]) -> str:
+        """The text of generated tokens, special tokens left out."""
+        return str(self.tokenizer.decode(tokens, skip_special_tokens=True))

@@ -12,11 +12,12 @@ paths' do, so a cache commits each one the moment it is done.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any, Protocol
 
 from ..errors import error_line
 from . import scoring
+from .hf_batching import is_out_of_memory
 from .base import GenerationResult, LoglikelihoodRequest, LoglikelihoodResult, ModelInfo
 from .prefix_sharing import PrefixRunner, Row, SharingUnsupported, cheapest_runs, kv_bytes_per_token, split_plan
 from .prefix_tree import PrefixPlan
@@ -40,7 +41,7 @@ class SharingOwner(Protocol):
 
     def _sharing_unavailable(self, reason: str) -> None: ...
 
-    def _out_of_memory(self, error: BaseException) -> bool: ...
+    def _record(self, changes: Mapping[str, Any], drop: Iterable[str] = ()) -> None: ...
 
     def _halved(self, size: int, error: BaseException, unit: str, fix: str) -> int: ...
 
@@ -131,8 +132,7 @@ class SharedPaths:
         saved = total - computed
         if saved <= 0 or (self.owner.prefix_sharing == "auto" and saved < WORTH_SHARING * total):
             return None
-        details = self.owner.info.details
-        details["prefix_shared_tokens"] = int(details.get("prefix_shared_tokens", 0)) + saved
+        self.owner._record({"prefix_shared_tokens": int(self.owner.info.details.get("prefix_shared_tokens", 0)) + saved})
         return chunks
 
     def _overhead(self, generating: bool) -> int:
@@ -340,7 +340,7 @@ class SharedPaths:
             try:
                 output = run(batch)
             except Exception as error:
-                if not self.owner._out_of_memory(error):
+                if not is_out_of_memory(error):
                     raise
                 self._shrink(len(batch), error)
                 batches = self._batches(remaining, rows, plan, generating)

@@ -73,7 +73,7 @@ def _with(model: HFModel, batch_size: int, sharing: str) -> HFModel:
     model.batch_size = model.generation_batch_size = batch_size
     model._shared.rows = batch_size
     model.use_prefix_sharing(sharing)
-    model.info.details.pop("prefix_shared_tokens", None)
+    model.info = model.info.with_details(drop=("prefix_shared_tokens",))
     return model
 
 

@@ -196,7 +196,7 @@ class _MispredictingBackend:
     def load(self) -> ScriptedModel:
         self.loads += 1
         model = ScriptedModel(default=" yes", name="m", revision="v1")
-        model.info.variant["dtype"] = "float32"
+        model.info = model.info.with_variant({"dtype": "float32"})
         return model
 
 
@@ -300,7 +300,7 @@ class _DetailedBackend:
 
     def load(self) -> ScriptedModel:
         model = ScriptedModel(default=" yes", name="m", revision="v1")
-        model.info.details["device"] = "cpu"
+        model.info = model.info.with_details({"device": "cpu"})
         return model
 
 
