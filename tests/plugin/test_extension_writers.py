@@ -102,14 +102,15 @@ def test_a_registered_export_writes_its_file_at_the_end_of_the_session(pytester:
     result = pytester.runpytest("-p", "no:cacheprovider", "--model", "scripted:rules.yaml", "--holistic-export", "scores")
     result.assert_outcomes(passed=2)
     run_id = json.loads((latest / "report.json").read_text())["run_id"]
-    assert (latest / "scores.csv").read_text() == f"scripted:rules.yaml,{run_id},{run_id}\nfr,1.0\njp,0.0\n"
-    assert not (latest / "report.html").exists() and (latest / "instead.txt").read_text() == "no page"  # taken over
+    reports = pytester.path / "reports"  # the report folder; the built-in writers make the model's and the run's below it
+    assert (reports / "scores.csv").read_text() == f"scripted:rules.yaml,{run_id},{run_id}\nfr,1.0\njp,0.0\n"
+    assert not (latest / "report.html").exists() and (reports / "instead.txt").read_text() == "no page"  # taken over
 
 
 def test_a_writer_with_its_own_option_is_written_only_when_it_is_given(pytester: pytest.Pytester) -> None:
     latest = _project(pytester)
     pytester.runpytest("-p", "no:cacheprovider", "--model", "scripted:rules.yaml").assert_outcomes(passed=2)
-    assert (latest / "report.json").is_file() and not (latest / "scores.csv").exists()
+    assert (latest / "report.json").is_file() and not (pytester.path / "reports" / "scores.csv").exists()
     assert not (pytester.path / "count.txt").exists()
     result = pytester.runpytest("-p", "no:cacheprovider", "--model", "scripted:rules.yaml", "--holistic-count-file", "count.txt")
     result.assert_outcomes(passed=2)
