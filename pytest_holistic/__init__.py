@@ -28,6 +28,7 @@ if TYPE_CHECKING:  # what type checkers and editors see; at run time each name l
     from .plans import AdapterSpec, Completion
     from .scenarios import Fields, Instance, Reference, Scenario, csv_file, hf, jsonl
     from .scenarios.scenario import scenario
+    from .writer_kinds import WriterContext, WriterKind
 
 __version__ = "0.1.0"
 
@@ -59,6 +60,8 @@ _HOMES: Final = {
     "jsonl": "scenarios",
     "scenario": "scenarios",
     "metrics": "metrics",
+    "WriterContext": "writer_kinds",
+    "WriterKind": "writer_kinds",
 }
 """Each public name and the submodule it lives in (``metrics`` is the submodule itself)."""
 
@@ -98,6 +101,8 @@ __all__ = [
     "Reference",
     "Scenario",
     "ScriptedModel",
+    "WriterContext",
+    "WriterKind",
     "__version__",
     "csv_file",
     "hf",

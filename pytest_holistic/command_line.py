@@ -1,18 +1,20 @@
 """The core's command-line options and ini keys, declared at every pytest start.
 
 pytest must know every option before it parses the command line, also in a run with no eval in it, so this module
-imports nothing but pytest; the values are read and checked in ``settings.py`` only in a session with holistic
+imports nothing but pytest and the option machinery; the values are read and checked in ``settings.py`` only in a session with holistic
 work. :class:`Declared` remembers what was declared, so the plugin can tell whether the user gave any of it.
 """
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from . import options
-from .options import Option
+from .errors import UserError
+from .options import Given, Option
 
 DEFAULT_MODEL = "smollm2-135m"
 """The model a run evaluates when none is named: the embedded SmolLM2-135M-Instruct."""
@@ -23,7 +25,32 @@ SOURCES = ("local", "hub", "auto")
 ENTRY_POINT_GROUP = "pytest_holistic.models"
 """The entry point group under which an installed package names a model backend (``models/registry.py``)."""
 EXPORT_FORMATS = ("every-eval-ever", "inspect")
-"""What ``--holistic-export`` can write besides report.json; each format's writer is picked in ``configure.py``."""
+"""The built-in formats ``--holistic-export`` can write besides report.json, named here for its help only: pytest
+prints the help at every start, when no writer may be loaded (a session with no eval imports almost nothing of the
+package). The formats a value is checked against are the registered export kinds (``report/builtin_writers.py`` and
+any a plugin adds), read with the settings; a test keeps this tuple equal to the built-in ones."""
+
+
+def _junit_path(given: Given) -> Path | None:
+    """``--holistic-junit``: a file to write, refused now if it is empty or an existing folder (as ``--junitxml``)."""
+    if given.value is None:
+        return None
+    text = str(given.value)
+    if not text.strip():
+        raise UserError("--holistic-junit is empty; name the XML file to write, e.g. reports/junit.xml")
+    path = given.base / Path(text).expanduser()
+    if path.is_dir():
+        raise UserError(f"--holistic-junit {text}: is a folder; name the XML file to write, e.g. {Path(text) / 'junit.xml'}")
+    return path
+
+
+JUNIT = Option(
+    "--holistic-junit",
+    "also write a JUnit XML file for CI test reporters: one testcase per item and per gate, metrics as properties",
+    _junit_path,
+    metavar="PATH",
+)
+"""The option of the built-in JUnit writer (``report/builtin_writers.py``), a core option declared among the others."""
 
 
 class Declared:
@@ -171,13 +198,7 @@ def add_options(parser: pytest.Parser) -> Declared:
         "correct_to_misspelling.json, directly or in HELM's benchmark_output layout) instead of the project's, "
         "so dialect, person names and misspellings give HELM's exact variants",
     )
-    declared.flag(
-        "--holistic-junit",
-        dest="holistic_junit",
-        default=None,
-        metavar="PATH",
-        help="also write a JUnit XML file for CI test reporters: one testcase per item and per gate, metrics as properties",
-    )
+    declared.option(JUNIT)
     declared.flag(
         "--holistic-export",
         dest="holistic_export",

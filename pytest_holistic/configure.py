@@ -21,7 +21,7 @@ from .models import cache as response_cache
 from .printable import printable
 from .progress import ModelProgress, terminal_emitter
 from .progress.durations import ItemSeconds
-from .report.json_report import JsonWriter, new_run_id
+from .report.json_report import new_run_id
 from .report.ledger import Ledgers
 from .report.outputs import Writer
 from .report.regression import ComparisonPlan, comparison_plan
@@ -30,6 +30,7 @@ from .settings import Settings, check_device, check_writable
 from .stops import FILE_NAME as STOP_TABLE
 from .stops import StopTable
 from .worker import WorkerSide, gate_metric_names, prepare_worker
+from .writer_kinds import WriterContext, wanted_writers
 
 
 def configure(config: pytest.Config, controller: bool, planned: Planned | None = None) -> WorkerSide:
@@ -82,26 +83,11 @@ def _configure_reporter(
 ) -> None:
     """The controller's reporter and, with xdist, its glue; both are given the one folder of worker ledgers and the
     early-stop table."""
-    from .report.html_report import HtmlWriter  # the page's styles and script load on the controller only
     from .scrubbing import scrub_text
 
     shown = scrub_text(settings.model)  # a spec with a URL's password or a key in it is never written or printed
-    writers: list[Writer] = [
-        JsonWriter(settings.report_dir, shown, run_id),
-        HtmlWriter(settings.report_dir, shown, run_id),
-    ]
-    if settings.junit is not None:
-        from .report.junit import JunitWriter  # ElementTree loads only when a JUnit file is asked for
-
-        writers.append(JunitWriter(settings.junit))
-    if "every-eval-ever" in settings.exports:
-        from .report.export_every_eval_ever import EveryEvalEverWriter  # loads only when the export is asked for
-
-        writers.append(EveryEvalEverWriter(settings.report_dir, shown, run_id))
-    if "inspect" in settings.exports:
-        from .report.export_inspect import InspectWriter
-
-        writers.append(InspectWriter(settings.report_dir, shown, run_id))
+    context = WriterContext(settings.report_dir, shown, run_id, settings.exports, settings.values)
+    writers: list[Writer] = wanted_writers(settings.writers, context)  # each registered kind that is wanted, in order
     reporter = Reporter(
         config,
         shown,

@@ -17,12 +17,13 @@ if TYPE_CHECKING:
 
 @pytest.hookspec(historic=True)
 def pytest_holistic_register(extensions: Extensions) -> None:
-    """Register model-scored metrics (``extensions.add_metric``) and model backends (``extensions.add_backend``).
+    """Register model-scored metrics (``extensions.add_metric``), model backends (``extensions.add_backend``) and
+    report writers (``extensions.add_writer``, a ``WriterKind``).
 
     Each brings its own options, which pytest then parses like its own. Called once per plugin while pytest adds its
     options, and for the root ``conftest.py`` when it is loaded (as ``pytest_addoption`` is). pytest-holistic's own
     implementation runs first and registers the built-in ones, so a later registration can take over a metric's
-    name or a backend's scheme.
+    name, a backend's scheme or a writer's name.
     """
 
 

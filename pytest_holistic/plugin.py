@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from .models.cached import CachedModel
     from .plans import Completion
     from .worker import Recorder, WorkerSide
+    from .writer_kinds import WriterKind
 
 MARKER_HELP = "holistic(scenario, adapter=..., metrics=..., gates=...): evaluate a model on every instance of the scenario"
 SELECTION_MARKERS = {
@@ -53,9 +54,17 @@ def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
 def pytest_addoption(parser: pytest.Parser, pluginmanager: pytest.PytestPluginManager) -> None:
     from .extensions import PLUGIN_NAME, Extensions
 
-    extensions = Extensions(parser)  # every option of the core and of the built-in metrics and backends
+    extensions = Extensions(parser, _builtin_writers)  # every option of the core and of the built-in metrics and backends
     pluginmanager.register(extensions, PLUGIN_NAME)
     pluginmanager.hook.pytest_holistic_register.call_historic(kwargs={"extensions": extensions})
+
+
+def _builtin_writers() -> tuple[WriterKind, ...]:
+    """The built-in report writers, loaded when the session's settings are read (``extensions`` cannot import the
+    report package: it is a layer below)."""
+    from .report.builtin_writers import BUILTIN_WRITERS
+
+    return BUILTIN_WRITERS
 
 
 @pytest.hookimpl(tryfirst=True)

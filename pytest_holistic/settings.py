@@ -15,18 +15,19 @@ from typing import TYPE_CHECKING
 import pytest
 
 from . import _devices
-from .command_line import DEFAULT_MODEL, EXPORT_FORMATS, MODEL_FORMS, SOURCES
+from .command_line import DEFAULT_MODEL, JUNIT, MODEL_FORMS, SOURCES
 from .errors import UserError
 from .gates import Gate, parse_gate
 from .metrics.base import ScoredMetric
 from .models.base import ModelOptions
 from .models.registry import Backends
-from .options import Given, ini_flag, ini_origin, pick
+from .options import Given, Values, ini_flag, ini_origin, pick
 from .regression_specs import RegressionSpec, check_regression_specs
 
 if TYPE_CHECKING:
     from .extensions import Extensions
     from .perturbations.wordlists import WordLists
+    from .writer_kinds import WriterKind
 
 _DEVICE = re.compile(r"auto|cpu|mps|cuda(:\d+)?")
 @dataclass(frozen=True)
@@ -49,6 +50,8 @@ class Settings:
     perturb: tuple[str, ...] = ()  # perturbations the command line adds to every run (names and sets, checked)
     junit: Path | None = None  # --holistic-junit: the JUnit XML file for CI test reporters
     exports: tuple[str, ...] = ()  # --holistic-export: formats written next to report.json, each once, in order given
+    writers: tuple[WriterKind, ...] = ()  # the registered kinds of report writer, the built-in ones first
+    values: Values = Values()  # every declared option's parsed value (the writers' own options among them)
     baseline: Path | None = None  # --holistic-baseline: a stored report.json to compare with
     fail_on_regression: tuple[RegressionSpec, ...] = ()  # --holistic-fail-on-regression checks, parsed
     data_dir: Path | None = None  # --holistic-data-dir: copies of hub datasets in their real schema, read instead of the hub
@@ -93,6 +96,7 @@ class Settings:
         backend_options = backends.read(declared, model_options)
         backends.check(model, backend_options)
         scored = extensions.metrics
+        writers = extensions.writers
         shard = pick(config, option.holistic_shard_size, "--holistic-shard-size", "holistic_shard_size")
         return cls(
             model=model,
@@ -113,8 +117,10 @@ class Settings:
             determinism_check=_fraction(option.holistic_check_determinism),
             overlap=option.holistic_overlap or "auto",
             perturb=_perturb(option.holistic_perturb),
-            junit=_junit_path(config, option.holistic_junit),
-            exports=_exports(config),
+            junit=declared[JUNIT],
+            exports=_exports(config, extensions.exports),
+            writers=writers,
+            values=declared,
             baseline=_path(config, option.holistic_baseline),
             fail_on_regression=check_regression_specs(option.holistic_fail_on_regression, option.holistic_baseline),
             data_dir=_data_dir(config),
@@ -265,24 +271,15 @@ def _path(config: pytest.Config, given: str | None) -> Path | None:
     return config.invocation_params.dir / Path(given).expanduser()
 
 
-def _junit_path(config: pytest.Config, given: str | None) -> Path | None:
-    """``--holistic-junit``: a file to write, refused now if it is empty or an existing folder (as ``--junitxml``)."""
-    if given is not None and not given.strip():
-        raise UserError("--holistic-junit is empty; name the XML file to write, e.g. reports/junit.xml")
-    path = _path(config, given)
-    if given is not None and path is not None and path.is_dir():
-        raise UserError(f"--holistic-junit {given}: is a folder; name the XML file to write, e.g. {Path(given) / 'junit.xml'}")
-    return path
-
-
-def _exports(config: pytest.Config) -> tuple[str, ...]:
-    """``--holistic-export`` (or the ini's ``holistic_export`` lines): known formats, each once; the command line wins."""
+def _exports(config: pytest.Config, known: tuple[str, ...]) -> tuple[str, ...]:
+    """``--holistic-export`` (or the ini's ``holistic_export`` lines): formats of registered export writers (``known``),
+    each once; the command line wins."""
     given = config.option.holistic_export
     origin = "--holistic-export" if given else ini_origin(config, "holistic_export")
     names = [name.strip() for name in (given or config.getini("holistic_export"))]
     for name in names:
-        if name not in EXPORT_FORMATS:
-            raise UserError(f"{origin} = {name!r} is not a known format; use {' or '.join(EXPORT_FORMATS)}")
+        if name not in known:
+            raise UserError(f"{origin} = {name!r} is not a known format; use {' or '.join(known)}")
     return tuple(dict.fromkeys(names))
 
 

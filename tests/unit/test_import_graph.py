@@ -124,7 +124,7 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
     ("models", frozenset({"models", "progress"})),
     ("perturbations", frozenset({"perturbations"})),
     ("adaptation", frozenset({"plans", "answer_methods", "scoring_adapters", "methods", "adaptation"})),
-    ("the run", frozenset({"gates", "regression_specs", "extensions", "settings", "records", "runspec"})),
+    ("the run", frozenset({"gates", "regression_specs", "extensions", "writer_kinds", "settings", "records", "runspec"})),
     ("every process", frozenset({"channels", "shards", "stops", "execution", "answers", "worker"})),
     ("the controller", frozenset({"report"})),
     ("pytest glue", frozenset({"", "plugin", "activation", "configure", "_xdist", "hookspec", "__main__"})),
