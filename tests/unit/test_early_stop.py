@@ -12,7 +12,7 @@ from pytest_holistic.plans import Completion
 from pytest_holistic.records import ItemRecord, RunHeader, RunInfo
 from pytest_holistic.report.aggregate import RunResults
 from pytest_holistic.report.early_stop import EarlyStop
-from pytest_holistic.scenarios.instance import Instance
+from pytest_holistic.scenarios.instance import Instance, Reference
 from pytest_holistic.stops import Stop, StopTable
 
 KEY = "t.py::test_x"
@@ -26,9 +26,9 @@ def _info(stop_early: bool = True) -> RunInfo:
 
 
 def _record(instance_id: str, score: float) -> ItemRecord:
-    instance = Instance(instance_id, f"input of {instance_id}", ("gold",))
+    instance = Instance(instance_id, f"input of {instance_id}", (Reference("gold"),))
     completion = Completion(text="a", prompt="p", gold=("gold",))
-    return ItemRecord(f"{KEY}[{instance_id}]", KEY, instance, None, "p", completion, {"exact_match": score}, "passed", "main")  # type: ignore[arg-type]
+    return ItemRecord(f"{KEY}[{instance_id}]", KEY, instance, None, "p", completion, {"exact_match": score}, "passed", "main")
 
 
 def _scores() -> dict[str, float]:

@@ -7,13 +7,13 @@ from pathlib import Path
 
 from pytest_holistic.execution import Work
 from pytest_holistic.runspec import RunSpec, build_run, item_id
-from pytest_holistic.scenarios.instance import Instance
+from pytest_holistic.scenarios.instance import Instance, Reference
 from pytest_holistic.scenarios.scenario import Scenario
 from pytest_holistic.stops import RunOrder, Stop, StopTable
 
 
 def _run(key: str, tmp_path: Path, stop_early: bool) -> RunSpec:
-    instances = [Instance(f"i{k}", "x", ("y",), group="a" if k % 2 else ("b" if k % 3 else None)) for k in range(8)]
+    instances = [Instance(f"i{k}", "x", (Reference("y"),), group="a" if k % 2 else ("b" if k % 3 else None)) for k in range(8)]
     return build_run(key, (Scenario("eight", local=instances),), {}, "local", None, tmp_path, stop_early=stop_early)
 
 
@@ -44,7 +44,7 @@ def test_past_the_stop_is_the_stop_written_read_against_the_seeded_order(tmp_pat
     StopTable(path, "session").write(Stop(full.key, 3, 8, "never read: this run cannot stop early"))
     assert [order.past_stop(work) for work in works] == [None] * 3 + ["gate `exact_match>=0.6` holds"] * 5
     assert [order.past_stop(work) for work in others] == [None] * 8
-    stranger = Work(f"{stopping.key}[x]", stopping, Instance("x", "x", ("y",)))  # not among the works arranged
+    stranger = Work(f"{stopping.key}[x]", stopping, Instance("x", "x", (Reference("y"),)))  # not among the works arranged
     assert order.past_stop(stranger) is None
 
 
