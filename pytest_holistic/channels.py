@@ -13,8 +13,9 @@ the process's summary                  hook ``pytest_holistic_worker_finished`` 
                                                                                     same hook
 its runs and counts so far, only for   (not needed: this process writes the         a ledger file in ``workerinput[LEDGER]``,
 a worker that never reports back       report)                                      rewritten at every checkpoint
-where a run stopped early (controller  the ``StopTable`` object, shared              the table's file in ``workerinput[STOPS]``,
-to every process)                                                                   read before each item of such a run
+where a run stopped early (controller  the ``StopTable`` object, shared (written    the table's file in ``workerinput[STOPS]``,
+to every process)                      by ``report.early_stop``, read by            read before each item of such a run
+                                       ``stops.RunOrder``)
 =====================================  ===========================================  ===========================================
 
 The outbox is chosen once, in ``pytest_configure``; nothing else asks which role a process plays. The controller's

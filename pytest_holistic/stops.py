@@ -6,6 +6,10 @@ an item of a run that may stop early needs its answer, so no new shard is comput
 small SQLite file beside the response cache (every worker already reaches that folder), keyed by the session's run
 id, so two sessions sharing a cache never read each other's stops; the session removes its rows when it ends.
 A stop, once written, never changes: a process keeps what it read and does not ask again for that run.
+
+``RunOrder`` is the worker side's half: each stop-early run's selected instances in collection order (the seeded
+order, the same in every process), sent to the controller with the run's header, and whether an item lies past its
+run's stop, which the worker side asks before an item needs its answer and the executor before it computes a shard.
 """
 
 from __future__ import annotations
@@ -13,10 +17,15 @@ from __future__ import annotations
 import sqlite3
 import threading
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ._roles import STOP_TABLE_FILE
+
+if TYPE_CHECKING:
+    from .execution import Work
 
 FILE_NAME = STOP_TABLE_FILE
 STALE_SECONDS = 7 * 24 * 3600
@@ -102,3 +111,57 @@ class StopTable:
         if self._connection is not None:
             self._connection.close()
             self._connection = None
+
+
+@dataclass(frozen=True)
+class _Order:
+    """One run's selected instances in the seeded order, each one's group, and each one's place in that order."""
+
+    ids: tuple[str, ...]
+    groups: tuple[str | None, ...]
+    positions: dict[str, int]
+
+
+class RunOrder:
+    """Each run that may stop early, in the order its sequences are fed: arranged once from the collected works
+    (``arrange``, at registration), read with the session's stop table (None: no run of the session can stop early).
+
+    The worker side sends ``ids``/``groups`` with a run's header and asks ``past_stop`` before an item needs its
+    answer; the executor asks ``past_stop`` before it computes a shard."""
+
+    def __init__(self, stops: StopTable | None = None) -> None:
+        self.stops = stops
+        self._runs: dict[str, _Order] = {}
+
+    def arrange(self, works: Iterable[Work]) -> None:
+        """For each run that may stop early: its selected instances in collection order, which is the seeded order
+        its sequences are fed in, the same in every process (each collects and deselects alike)."""
+        orders: dict[str, dict[str, str | None]] = {}
+        for work in works:
+            if work.run.stop_early:
+                orders.setdefault(work.run.key, {})[work.instance.id] = work.instance.group
+        self._runs = {
+            key: _Order(tuple(ids), tuple(ids.values()), {instance: k for k, instance in enumerate(ids)})
+            for key, ids in orders.items()
+        }
+
+    def ids(self, run: str) -> tuple[str, ...]:
+        """The run's selected instances in the seeded order (empty: the run cannot stop early)."""
+        order = self._runs.get(run)
+        return order.ids if order is not None else ()
+
+    def groups(self, run: str) -> tuple[str | None, ...]:
+        """Each of those instances' group (None: none), in the same order."""
+        order = self._runs.get(run)
+        return order.groups if order is not None else ()
+
+    def past_stop(self, work: Work) -> str | None:
+        """Why this item is not computed (its run stopped early before its instance), or None."""
+        if self.stops is None or not work.run.stop_early:
+            return None
+        stop = self.stops.stop_of(work.run.key)
+        if stop is None:
+            return None
+        order = self._runs.get(work.run.key)
+        position = order.positions.get(work.instance.id) if order is not None else None
+        return stop.reason if position is not None and position >= stop.n else None

@@ -40,7 +40,7 @@ from .records import CollectedRun, ItemRecord, Outcome, RunHeader, WorkerSummary
 from .runspec import RunSpec, build_run, item_id
 from .scrubbing import scrub_text
 from .settings import Settings
-from .stops import StopTable
+from .stops import RunOrder, StopTable
 
 ITEM_WORK = pytest.StashKey[Work]()  # on a holistic item: its run and instance
 ITEM_ANSWER = pytest.StashKey[Answer]()  # its answer, once its shard is computed
@@ -201,10 +201,7 @@ class WorkerSide:
         self.name = outbox.name
         self.runs: dict[str, RunSpec] = {}
         self.selected: dict[str, int] = {}
-        self.stops = stops
-        self.orders: dict[str, tuple[str, ...]] = {}  # a stop-early run's selected instances, in collection order
-        self.order_groups: dict[str, tuple[str | None, ...]] = {}  # ... and their groups
-        self._positions: dict[str, dict[str, int]] = {}  # ... and each one's place in that order
+        self.order = RunOrder(stops)  # each stop-early run's seeded order (arranged at registration), and its stop
         self.registered = False  # collection finished and the items were handed to the executor
         cache = ResponseCache(settings.cache_dir) if settings.cache_dir is not None else None
         self.model = CachedModel(self._backend, cache)
@@ -215,7 +212,7 @@ class WorkerSide:
             settings.determinism_check,
             overlap,
             batch_done=self._checkpoint,
-            past_stop=self.past_stop,
+            past_stop=self.order.past_stop,
         )
         self._announced: set[str] = set()
         self._counts_key: tuple[Any, ...] | None = None  # what the counts were at the last item's checkpoint
@@ -294,30 +291,9 @@ class WorkerSide:
                 works.append(work)
                 self.selected[run.key] += 1
         self.executor.register([item.nodeid for item in items], works)
-        self._order_stoppable(works)
+        self.order.arrange(works)
         self.outbox.collected(self.collected(), final=True)
         self._checkpoint()
-
-    def _order_stoppable(self, works: Sequence[Work]) -> None:
-        """For each run that may stop early: its selected instances in collection order, which is the seeded order
-        its sequences are fed in, the same in every process (each collects and deselects alike)."""
-        orders: dict[str, dict[str, str | None]] = {}
-        for work in works:
-            if work.run.stop_early:
-                orders.setdefault(work.run.key, {})[work.instance.id] = work.instance.group
-        self.orders = {key: tuple(ids) for key, ids in orders.items()}
-        self.order_groups = {key: tuple(ids.values()) for key, ids in orders.items()}
-        self._positions = {key: {instance: k for k, instance in enumerate(ids)} for key, ids in self.orders.items()}
-
-    def past_stop(self, work: Work) -> str | None:
-        """Why this item is not computed (its run stopped early before its instance), or None."""
-        if self.stops is None or not work.run.stop_early:
-            return None
-        stop = self.stops.stop_of(work.run.key)
-        if stop is None:
-            return None
-        position = self._positions.get(work.run.key, {}).get(work.instance.id)
-        return stop.reason if position is not None and position >= stop.n else None
 
     def _collecting(self) -> None:
         """Leave the runs collected so far where the report finds them, before a step that may hang (a server's probe).
@@ -338,7 +314,7 @@ class WorkerSide:
         if ITEM_WORK not in item.stash:
             pytest.fail("the `completion` fixture only exists in tests marked @pytest.mark.holistic(scenario)", pytrace=False)
         if ITEM_ANSWER not in item.stash:
-            settled = self.past_stop(item.stash[ITEM_WORK])
+            settled = self.order.past_stop(item.stash[ITEM_WORK])
             if settled is not None:  # its run's gates were decided on the instances before it: not computed
                 pytest.skip(printable(settled))
             failure: str | None = None
@@ -382,7 +358,7 @@ class WorkerSide:
         if work.run.key not in self._announced:
             self._announced.add(work.run.key)
             key = work.run.key
-            header = RunHeader(work.run.info, self.model.known_info, self.orders.get(key, ()), self.order_groups.get(key, ()))
+            header = RunHeader(work.run.info, self.model.known_info, self.order.ids(key), self.order.groups(key))
         self.outbox.record(report, record, header)
         self._checkpoint_if_changed()  # the test body may have asked the model itself (``holistic_model``)
 

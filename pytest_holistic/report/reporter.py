@@ -15,7 +15,6 @@ from __future__ import annotations
 import datetime as _dt
 import json
 import sys
-from collections import Counter
 from collections.abc import Generator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,18 +31,17 @@ from ..models.base import ModelInfo
 from ..printable import printable
 from ..records import CollectedRun, ItemRecord, RunHeader, WorkerSummary, number_text
 from ..scrubbing import scrub_text
-from ..shards import instance_key
-from ..stops import Stop, StopTable
+from ..stops import StopTable
 from .aggregate import Progress, Results, RunResults
+from .early_stop import EarlyStop
 from .json_report import build_report
 from .labels import Labels, run_labels
 from .ledger import Ledgers
 from .outputs import Writer, write_outputs
 from .regression import ComparisonPlan, RegressionVerdict
-from .sequential import RunSequences
 from .sigterm import SigtermAsInterrupt
 from .terminal import comparison_lines, partial_lines, summary_lines
-from .verdicts import Verdict, decide, gates_of, not_evaluated
+from .verdicts import Verdict, decide, not_evaluated
 
 
 class GateFailure:
@@ -129,10 +127,7 @@ class Reporter:
         self._ledgers = ledgers if ledgers is not None else Ledgers()
         self._sigterm = SigtermAsInterrupt(self._ledgers.interrupt_workers)
         self.started = _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
-        self.stops = stops
-        self.stop_level = stop_level
-        self.sequences: dict[str, RunSequences] = {}  # per run that may stop early, fed in its seeded order
-        self.stop_problem: str | None = None  # the early-stop table could not be written: the workers ran on
+        self.early_stop = EarlyStop(stops, stop_level, self.gates, comparison)  # each stop-early run's sequences and stop
 
     # -- life cycle ---------------------------------------------------------------------------------
 
@@ -148,8 +143,7 @@ class Reporter:
 
     def close(self) -> None:
         self._sigterm.restore()
-        if self.stops is not None:
-            self.stops.remove()
+        self.early_stop.close()
         self._ledgers.remove()
 
     # -- collecting ---------------------------------------------------------------------------------
@@ -188,55 +182,12 @@ class Reporter:
         if header is not None:
             self.headers.append(header)
             self.runs.setdefault(header.run.key, RunResults(header.run, find=self.find_metric))
-            if header.run.stop_early and header.order and header.run.key not in self.sequences:
-                gates = gates_of(header.run, self.gates)
-                paired, held = self.plan.paired_checks(header.run) if self.plan is not None else ([], [])
-                groups = dict(zip(header.order, header.groups, strict=False))
-                self.sequences[header.run.key] = RunSequences(
-                    header.run, gates, header.order, self.stop_level, held, paired, groups
-                )
+            self.early_stop.describe(header)
         run = self.runs.get(record.run_key)
         if run is None:
             raise InternalError(f"record of {record.nodeid} arrived before its run {record.run_key!r} was described")
         run.add(record)
-        sequences = self.sequences.get(record.run_key)
-        if sequences is not None and sequences.settled is None:
-            settled = sequences.add(record)
-            if settled is not None and settled.early:
-                self._stop(Stop(record.run_key, settled.n, settled.population, settled.reason()))
-
-    def _stop(self, stop: Stop) -> None:
-        """Tell every process the run stopped: its items past the stop are skipped, and no shard of them is started."""
-        if self.stops is None:
-            return
-        import sqlite3
-
-        try:
-            self.stops.write(stop)
-        except (OSError, sqlite3.Error) as error:  # the workers run on; the report still uses the items before the stop
-            self.stop_problem = f"could not write the early-stop table {self.stops.path} ({error}); items past the stops ran"
-
-    def _past_stop(self, nodeid: str) -> bool:
-        """Whether an item belongs to a run that stopped early, after the stop (skipped for that reason, not the user's)."""
-        base = nodeid.rsplit("[", 1)[0]
-        sequences = self.sequences.get(base)
-        if sequences is None or not sequences.used or not nodeid.endswith("]"):
-            return False
-        return instance_key(nodeid, base) not in sequences.used
-
-    def _cut_at_stops(self) -> None:
-        """Each run that stopped early keeps the instances before its stop (answers past it that arrived first, under
-        xdist, are counted, not used: the numbers must not depend on timing); every such run says how it went."""
-        past = Counter(nodeid.rsplit("[", 1)[0] for nodeid in self.skipped if self._past_stop(nodeid))
-        for key, sequences in self.sequences.items():
-            run = self.runs.get(key)
-            if run is None:
-                continue
-            summary = sequences.summary()
-            if sequences.used:
-                summary["answered_past_stop"] = run.keep_instances(sequences.used)
-                summary["not_computed"] = past[key]
-            run.early_stop = summary
+        self.early_stop.add(record)
 
     def pytest_holistic_worker_finished(self, config: pytest.Config, summary: dict[str, Any]) -> None:
         worker = WorkerSummary.from_data(summary)
@@ -290,7 +241,7 @@ class Reporter:
                     terminal.write_line(printable(f"computing intervals: {name} ({k}/{total})"))
 
                 progress = show
-            self._cut_at_stops()
+            self.early_stop.cut(self.runs, self.skipped)
             aggregate_runs(self.ordered_runs(), progress, self.labels())
             self._judge_gates(session)
             self._compare(session)
@@ -303,11 +254,12 @@ class Reporter:
             return
         skipped: dict[str, int] = {}
         for nodeid in self.skipped:
-            if self._past_stop(nodeid):
+            if self.early_stop.past_stop(nodeid):
                 continue  # left out by an early stop: its run's gates were decided without it
             base = nodeid.rsplit("[", 1)[0]
             skipped[base] = skipped.get(base, 0) + 1
-        verdicts = decide(self.gates, self.ordered_runs(), self.collected, self.strict_gates, skipped, self.sequences)
+        sequences = self.early_stop.sequences
+        verdicts = decide(self.gates, self.ordered_runs(), self.collected, self.strict_gates, skipped, sequences)
         self.gates_decided = True
         session.testscollected += len(verdicts)
         for verdict in verdicts:
@@ -318,8 +270,7 @@ class Reporter:
         """Pair this run's records with the baseline's (here, on the controller, which has every record) and emit each check."""
         if self.plan is None:
             return
-        early = {key: paired for key, sequences in self.sequences.items() if (paired := sequences.paired_data())}
-        self.comparison, verdicts = self.plan.run(self.ordered_runs(), early)
+        self.comparison, verdicts = self.plan.run(self.ordered_runs(), self.early_stop.paired())
         session.testscollected += len(verdicts)
         for verdict in verdicts:
             self._emit_regression(verdict)
@@ -496,7 +447,7 @@ class Reporter:
         for line in partial_lines(results):
             write(line, yellow=True)
         problems = [writer.problem for writer in self.writers] + [worker.cache_problem for worker in results.workers.values()]
-        problems.append(self.stop_problem)
+        problems.append(self.early_stop.problem)
         for problem in dict.fromkeys(p for p in problems if p):
             write(f"pytest-holistic: {problem}", yellow=True)
         for path in self.written:

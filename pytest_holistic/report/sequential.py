@@ -11,9 +11,9 @@ Records are held back until every record of the next instance in the seeded orde
 variant of the family that was not dropped as identical), so the sequence sees the same values in the same order at
 ``-n 0`` and ``-n 4``: arrival order under xdist depends on timing, and timing can depend on the answer. The sequence
 is the without-replacement one over the run's N selected instances (``metrics.confidence_sequence``), so its target
-is the mean the full run would report. The reporter feeds one ``RunSequences`` per run that may stop early and,
-once it is ``settled``, writes the stop into the session's table (``stops``) that every process reads before
-computing an item; ``sequential_result`` is then the verdict of each gate.
+is the mean the full run would report. The reporter's ``early_stop.EarlyStop`` feeds one ``RunSequences`` per run
+that may stop early and, once it is ``settled``, writes the stop into the session's table (``stops``) that every
+process reads before computing an item; ``sequential_result`` is then the verdict of each gate.
 """
 
 from __future__ import annotations
