@@ -194,7 +194,9 @@ class RunFacts:
             return None
         entry = self.entry or CollectedRun(self.info, 0, 0)
         if entry.selected == 0:
-            return f"scenario {self.info.scenario!r} ({self.key}) was deselected: none of its {entry.collected} items was selected"
+            return (
+                f"scenario {self.info.scenario!r} ({self.key}) was deselected: none of its {entry.collected} items was selected"
+            )
         if self.skipped >= entry.selected:
             return f"every selected item of scenario {self.info.scenario!r} ({self.key}) was skipped ({entry.selected})"
         return None
@@ -262,7 +264,9 @@ def choose_scope(gates: Sequence[Gate], facts: Sequence[RunFacts]) -> Scope:
         observed.update(recorded)
         pairs += [(gate, run) for gate in _distinct([*own, *recorded])]
     known = {run.info.scenario for run in facts}
-    return Scope(pairs, [gate for gate in unscoped if gate not in observed], [gate for gate in scoped if gate.scenario not in known])
+    return Scope(
+        pairs, [gate for gate in unscoped if gate not in observed], [gate for gate in scoped if gate.scenario not in known]
+    )
 
 
 def decide(
@@ -338,7 +342,9 @@ def not_evaluated(
 ) -> list[GateResult]:
     """Every gate of an interrupted run, none judged: reported with the reason, never as passed."""
     facts = run_facts(ran, collected)
-    results = [unevaluated(gate, run.key, run.info.scenario, f"not evaluated, {reason}") for run in facts for gate in run.info.gates]
+    results = [
+        unevaluated(gate, run.key, run.info.scenario, f"not evaluated, {reason}") for run in facts for gate in run.info.gates
+    ]
     results += [unevaluated(gate, "", gate.scenario or "", f"not evaluated, {reason}") for gate in gates]
     return results
 
