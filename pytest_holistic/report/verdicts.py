@@ -84,7 +84,7 @@ def _observed(run: RunResults, observations: Mapping[str, Observation], gate: Ga
     found = observations.get(gate.metric)
     if found is not None or gate.metric_name.group is None:
         return found
-    return run.group_observation(gate.metric)
+    return run.group_observation(gate.metric_name)
 
 
 def judge_run(gate: Gate, run: RunResults, observations: Mapping[str, Observation], label: str | None = None) -> GateResult:
