@@ -20,9 +20,13 @@ import operator
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from functools import cached_property
+from typing import TYPE_CHECKING, Any
 
 from .errors import GateSyntaxError
+
+if TYPE_CHECKING:
+    from .perturbations.naming import DerivedName
 
 _OPERATORS: dict[str, Callable[[float, float], bool]] = {
     ">=": operator.ge,
@@ -56,6 +60,32 @@ class Observation:
 
 
 @dataclass(frozen=True)
+class MetricName:
+    """A gate's metric name, read once: a plain metric, a group number (``groups.gap.<metric>``) or a number
+    perturbations derive (``robustness.exact_match``). Every reader of a gate's metric asks this, not the string."""
+
+    text: str
+
+    @cached_property
+    def head(self) -> str:
+        """What comes before the first dot (the whole name when there is none)."""
+        return self.text.partition(".")[0]
+
+    @cached_property
+    def group(self) -> tuple[str, str] | None:
+        """``groups.gap.exact_match`` -> (gap, exact_match); None for a name that is not a group number."""
+        return parse_group_number(self.text)
+
+    @cached_property
+    def derived(self) -> DerivedName | None:
+        """The perturbation number it names (``naming.parse``), None for another name; the perturbation catalog is read
+        on the first ask, not when the gate is parsed."""
+        from .perturbations import naming
+
+        return naming.parse(self.text)
+
+
+@dataclass(frozen=True)
 class Gate:
     """One threshold. ``scenario`` None means every scenario it is checked against."""
 
@@ -74,6 +104,11 @@ class Gate:
         if self.target is not None:
             subject = f"abs({subject}-{self.target:g})"
         return f"{prefix}{subject}{self.op}{self.threshold:g}"
+
+    @cached_property
+    def metric_name(self) -> MetricName:
+        """The metric, parsed once per gate (not a dataclass field: a gate travels as its written fields)."""
+        return MetricName(self.metric)
 
     def holds(self, value: float) -> bool:
         return not math.isnan(value) and _OPERATORS[self.op](value, self.threshold)
@@ -211,7 +246,7 @@ def parse_group_number(name: str) -> tuple[str, str] | None:
 
 
 def _check_group_number(gate: Gate, known: Sequence[str], where: str) -> None:
-    parsed = parse_group_number(gate.metric)
+    parsed = gate.metric_name.group
     if parsed is None:
         raise GateSyntaxError(
             f"gate {gate.expression!r} ({where}): a group number is 'groups.gap.<metric>' or 'groups.worst.<metric>'"
@@ -238,12 +273,12 @@ def check_metric_name(gate: Gate, known: Sequence[str], where: str) -> None:
     """
     if gate.metric in known:
         return
-    if gate.metric.partition(".")[0] == GROUP_PREFIX:
+    if gate.metric_name.head == GROUP_PREFIX:
         _check_group_number(gate, known, where)
         return
     from .perturbations import naming  # the perturbation catalog, read only when a gate is not a plain metric
 
-    parsed = naming.parse(gate.metric)
+    parsed = gate.metric_name.derived
     if parsed is not None:  # robustness.exact_match, typos_hard.before.exact_match, fairness.consistency
         if parsed.base is not None and parsed.base not in known:
             name, dot, rest = parsed.base.rpartition(".")
@@ -260,8 +295,8 @@ def check_metric_name(gate: Gate, known: Sequence[str], where: str) -> None:
                 fixed = naming.derived(parsed.prefix, parsed.statistic, close[0])
                 raise GateSyntaxError(f"gate {gate.expression!r} ({where}): no metric {parsed.base!r}; did you mean {fixed!r}?")
         return
-    head, dot, _ = gate.metric.partition(".")
-    if dot and not any(head == name.split(".", 1)[0] for name in known):
+    head = gate.metric_name.head
+    if head != gate.metric and not any(head == name.split(".", 1)[0] for name in known):
         close = difflib.get_close_matches(head, naming.prefixes(), n=1, cutoff=0.8)
         if close:
             raise GateSyntaxError(

@@ -36,7 +36,7 @@ from typing import Any, Literal
 
 from .. import metrics as registry
 from ..errors import InternalError, UserError
-from ..gates import GateResult, Observation
+from ..gates import GateResult, MetricName, Observation
 from ..metrics.base import Direction, Family, MetricInfo, MetricInputError, Resampled
 from ..metrics.paired import wilson_interval
 from ..metrics.stats import Stat, bootstrap_interval, group_extremes, group_gap, per_group
@@ -364,12 +364,17 @@ def _group_statistic(statistic: str, direction: Direction) -> Callable[..., floa
     return computed
 
 
-def group_number(records: Sequence[ItemRecord], name: str, find: MetricLookup = registry.find) -> MetricResult | None:
+def group_number(
+    records: Sequence[ItemRecord], name: str | MetricName, find: MetricLookup = registry.find
+) -> MetricResult | None:
     """``groups.gap.<metric>`` or ``groups.worst.<metric>`` over the originals' instance groups, with a bootstrap
-    interval over instances; None for another name, a metric with an optimum, or no score of it at all."""
-    from ..gates import GROUP_STATISTICS, parse_group_number
+    interval over instances; None for another name, a metric with an optimum, or no score of it at all.
 
-    parsed = parse_group_number(name)
+    ``name`` is a gate's ``metric_name`` (read once, at the gate) or the name itself."""
+    from ..gates import GROUP_STATISTICS
+
+    name = MetricName(name) if isinstance(name, str) else name
+    parsed = name.group
     if parsed is None or parsed[0] not in GROUP_STATISTICS:
         return None
     statistic, base = parsed
@@ -390,7 +395,9 @@ def group_number(records: Sequence[ItemRecord], name: str, find: MetricLookup = 
     bounds = info.bounds if info is not None else None
     width = (0.0, bounds[1] - bounds[0]) if bounds is not None and statistic == "gap" else bounds
     chosen = direction if statistic == "worst" else "lower"  # a smaller gap is better
-    return _bootstrapped(name, "fairness", f"group_{statistic}", chosen, None, _group_statistic(statistic, direction), columns, width)
+    return _bootstrapped(
+        name.text, "fairness", f"group_{statistic}", chosen, None, _group_statistic(statistic, direction), columns, width
+    )
 
 
 @dataclass
@@ -472,11 +479,11 @@ class RunResults:
             self._observations = {name: result.observation() for name, result in results.items()}
         return self._observations
 
-    def group_observation(self, name: str) -> Observation | None:
+    def group_observation(self, name: MetricName) -> Observation | None:
         """A gate's ``groups.gap.<metric>`` / ``groups.worst.<metric>``, computed when a gate asks (None: not one)."""
-        if name not in self._group_numbers:
-            self._group_numbers[name] = group_number(self.records, name, self.find)
-        result = self._group_numbers[name]
+        if name.text not in self._group_numbers:
+            self._group_numbers[name.text] = group_number(self.records, name, self.find)
+        result = self._group_numbers[name.text]
         return result.observation() if result is not None else None
 
     def groups(self) -> list[dict[str, Any]]:

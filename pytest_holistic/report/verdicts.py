@@ -19,8 +19,9 @@ import difflib
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
+from functools import cached_property
 
-from ..gates import Gate, GateResult, Observation, judge, parse_group_number
+from ..gates import Gate, GateResult, Observation, judge
 from ..metrics.base import EFFICIENCY
 from ..perturbations import naming
 from ..records import CollectedRun, RunInfo
@@ -40,8 +41,17 @@ class Verdict:
     result: GateResult
 
 
+def _unjudged(gate: Gate, run: str, scenario: str, message: str, evaluated: bool = True) -> GateResult:
+    return GateResult(gate, run, scenario, False, math.nan, 0, (math.nan, math.nan), message, evaluated)
+
+
 def _failed(gate: Gate, run: str, scenario: str, message: str) -> GateResult:
-    return GateResult(gate, run, scenario, False, math.nan, 0, (math.nan, math.nan), message)
+    return _unjudged(gate, run, scenario, message)
+
+
+def unevaluated(gate: Gate, run: str, scenario: str, reason: str) -> GateResult:
+    """The one "not evaluated" result: never passed, nothing observed, ``reason`` after the gate's expression."""
+    return _unjudged(gate, run, scenario, f"gate {gate.expression}: {reason}", evaluated=False)
 
 
 def _unchecked(gate: Gate, run: str, scenario: str, reason: str, strict: bool) -> GateResult:
@@ -52,32 +62,29 @@ def _unchecked(gate: Gate, run: str, scenario: str, reason: str, strict: bool) -
         )
     if strict:
         return _failed(gate, run, scenario, f"gate {gate.expression}: {reason}; --holistic-strict-gates makes this a failure")
-    return GateResult(gate, run, scenario, False, math.nan, 0, (math.nan, math.nan), f"gate {gate.expression}: {reason}", False)
+    return unevaluated(gate, run, scenario, reason)
 
 
-def _plans(info: RunInfo, metric: str) -> bool:
-    """Whether the run would record ``metric``: one it asked for, an efficiency figure, or a number its variants derive."""
+def _plans(info: RunInfo, gate: Gate) -> bool:
+    """Whether the run would record the gate's metric: one it asked for, an efficiency figure, or a number its variants
+    derive."""
+    metric, name = gate.metric, gate.metric_name
     if metric in info.metrics or metric in EFFICIENCY:
         return True
-    grouped = parse_group_number(metric)
-    if grouped is not None:
-        return grouped[1] in info.metrics
-    parsed = naming.parse(metric)
+    if name.group is not None:
+        return name.group[1] in info.metrics
+    parsed = name.derived
     if parsed is None or not info.perturbations:
         return False
     return parsed.base is None or parsed.base in info.metrics
 
 
-def _perturbation_hint(metric: str) -> str:
-    """For a robustness or fairness number nobody recorded: the option that makes it."""
-    parsed = naming.parse(metric)
-    return "" if parsed is None else f"; it needs perturbed variants: {naming.variants_hint(parsed.prefix)}"
-
-
-def _observed(run: RunResults, observations: Mapping[str, Observation], metric: str) -> Observation | None:
+def _observed(run: RunResults, observations: Mapping[str, Observation], gate: Gate) -> Observation | None:
     """The run's number for a gate: one it computed, else a group number (``groups.gap.<metric>``) computed now."""
-    found = observations.get(metric)
-    return found if found is not None else run.group_observation(metric)
+    found = observations.get(gate.metric)
+    if found is not None or gate.metric_name.group is None:
+        return found
+    return run.group_observation(gate.metric_name)
 
 
 def judge_run(gate: Gate, run: RunResults, observations: Mapping[str, Observation], label: str | None = None) -> GateResult:
@@ -87,17 +94,17 @@ def judge_run(gate: Gate, run: RunResults, observations: Mapping[str, Observatio
     """
     key, scenario = run.key, run.info.scenario
     where = scenario if label is None else label
-    observation = _observed(run, observations, gate.metric)
+    observation = _observed(run, observations, gate)
     if observation is not None and observation.n:
         return judge(gate, key, scenario, observation, where)
-    grouped = parse_group_number(gate.metric)
+    grouped = gate.metric_name.group
     if grouped is not None:
         message = (
             f"gate {gate.expression} on {where}: {gate.metric!r} needs {grouped[1]!r} scored on instances of at least "
             "two groups; give the scenario's Fields a group= column (or Instance(group=...)), and record the metric"
         )
         return _failed(gate, key, scenario, message)
-    parsed = naming.parse(gate.metric)
+    parsed = gate.metric_name.derived
     if parsed is not None:  # a robustness or fairness number: the run's own account, else the option that adds variants
         fix = _why_missing(run, gate) or naming.variants_hint(parsed.prefix)
         return _failed(gate, key, scenario, f"gate {gate.expression} on {where}: metric {gate.metric!r} was not recorded; {fix}")
@@ -112,7 +119,7 @@ def judge_run(gate: Gate, run: RunResults, observations: Mapping[str, Observatio
 def gates_of(info: RunInfo, gates: Sequence[Gate]) -> list[Gate]:
     """The gates a run's early stop must settle: its marker's, the session's that name its scenario, and the session's
     unscoped ones on a number the run records (a score only the test body records cannot be known ahead)."""
-    session = [gate for gate in gates if gate.scenario == info.scenario or (gate.scenario is None and _plans(info, gate.metric))]
+    session = [gate for gate in gates if gate.scenario == info.scenario or (gate.scenario is None and _plans(info, gate))]
     return _distinct([*info.gates, *session])
 
 
@@ -148,6 +155,120 @@ def _on_subset(result: GateResult, entry: CollectedRun | None) -> GateResult:
     return replace(result, message=f"{result.message} [judged on the {entry.selected} of {entry.collected} items selected]")
 
 
+@dataclass(frozen=True)
+class RunFacts:
+    """What every gate of one run reads, gathered once per run: its records, counts, label and sequences.
+
+    ``results`` is None for a run with no record at all; ``entry`` None for a run collection did not report.
+    """
+
+    key: str
+    info: RunInfo
+    label: str
+    results: RunResults | None = None
+    entry: CollectedRun | None = None
+    skipped: int = 0  # items pytest skipped (not those left out past an early stop)
+    sequences: RunSequences | None = None
+
+    @cached_property
+    def judged(self) -> bool:
+        """Whether its gates are judged on its records: an item of it finished, not only skipped ones."""
+        return self.results is not None and any(record.outcome != "skipped" for record in self.results.records)
+
+    @cached_property
+    def observations(self) -> Mapping[str, Observation]:
+        """The run's numbers as gates see them (``RunResults.observations``), empty for a run not judged."""
+        return self.results.observations() if self.results is not None and self.judged else {}
+
+    def records_metric(self, gate: Gate) -> bool:
+        """Whether the run has a number, on at least one instance, for the gate's metric."""
+        if self.results is None or not self.judged:
+            return False
+        seen = _observed(self.results, self.observations, gate)
+        return seen is not None and bool(seen.n)
+
+    @cached_property
+    def left_out(self) -> str | None:
+        """Why a run that was not judged was left out (deselected, or every selected item skipped); None otherwise."""
+        if self.judged:
+            return None
+        entry = self.entry or CollectedRun(self.info, 0, 0)
+        if entry.selected == 0:
+            return (
+                f"scenario {self.info.scenario!r} ({self.key}) was deselected: none of its {entry.collected} items was selected"
+            )
+        if self.skipped >= entry.selected:
+            return f"every selected item of scenario {self.info.scenario!r} ({self.key}) was skipped ({entry.selected})"
+        return None
+
+
+def run_facts(
+    ran: Sequence[RunResults],
+    collected: Mapping[str, CollectedRun],
+    skipped: Mapping[str, int] | None = None,
+    sequences: Mapping[str, RunSequences] | None = None,
+) -> list[RunFacts]:
+    """One ``RunFacts`` per run, collected or recorded, in the order of their keys."""
+    by_key = {run.key: run for run in ran}
+    infos: dict[str, RunInfo] = {key: entry.run for key, entry in collected.items()}
+    infos.update((run.key, run.info) for run in ran)
+    labels = run_labels((key, info.scenario) for key, info in infos.items())
+    skipped, sequences = skipped or {}, sequences or {}
+    return [
+        RunFacts(
+            key, info, labels.of(key, info.scenario), by_key.get(key), collected.get(key), skipped.get(key, 0), sequences.get(key)
+        )
+        for key, info in sorted(infos.items())
+    ]
+
+
+def judge_gate(gate: Gate, facts: RunFacts, strict: bool) -> GateResult:
+    """The gate on one run it applies to: judged on the records, not evaluated (or failed, when it must be checked)
+    for a run left out, or failed for a run none of whose items finished."""
+    if facts.judged:
+        assert facts.results is not None
+        judged = judge_run(gate, facts.results, facts.observations, facts.label)
+        return _on_subset(_early(gate, facts.results, judged, facts.sequences, facts.label), facts.entry)
+    if facts.left_out is not None:
+        return _unchecked(gate, facts.key, facts.info.scenario, facts.left_out, strict)
+    entry = facts.entry or CollectedRun(facts.info, 0, 0)
+    message = (
+        f"no item of scenario {facts.info.scenario!r} ({facts.key}) finished: {entry.selected} were selected; "
+        "see the report's not_completed list"
+    )
+    return _failed(gate, facts.key, facts.info.scenario, f"gate {gate.expression}: {message}")
+
+
+@dataclass(frozen=True)
+class Scope:
+    """Which runs each gate applies to. ``pairs``: a gate and a run it is decided on, in run order; ``unrecorded``: the
+    unscoped gates no judged run recorded (decided once, on the whole session); ``uncollected``: the scoped gates
+    whose scenario no collected run has."""
+
+    pairs: list[tuple[Gate, RunFacts]]
+    unrecorded: list[Gate]
+    uncollected: list[Gate]
+
+
+def choose_scope(gates: Sequence[Gate], facts: Sequence[RunFacts]) -> Scope:
+    """A run's own gates (its marker's, and the session's naming its scenario) apply to it whatever happened to it;
+    an unscoped gate applies to each judged run that recorded its metric, else to none."""
+    gates = _distinct(gates)
+    scoped = [gate for gate in gates if gate.scenario is not None]
+    unscoped = [gate for gate in gates if gate.scenario is None]
+    pairs: list[tuple[Gate, RunFacts]] = []
+    observed: set[Gate] = set()
+    for run in facts:
+        own = [*run.info.gates, *(gate for gate in scoped if gate.scenario == run.info.scenario)]
+        recorded = [gate for gate in unscoped if run.records_metric(gate)]
+        observed.update(recorded)
+        pairs += [(gate, run) for gate in _distinct([*own, *recorded])]
+    known = {run.info.scenario for run in facts}
+    return Scope(
+        pairs, [gate for gate in unscoped if gate not in observed], [gate for gate in scoped if gate.scenario not in known]
+    )
+
+
 def decide(
     gates: Sequence[Gate],
     ran: Sequence[RunResults],
@@ -161,90 +282,48 @@ def decide(
     ``skipped`` counts, per run key, the items pytest skipped (a skip marker, ``pytest.skip`` in setup), not those
     left out past an early stop; ``sequences`` holds the confidence sequences of each run that could stop early.
     """
-    sequences = sequences or {}
-    gates = _distinct(gates)
-    skipped = skipped or {}
-    by_key = {run.key: run for run in ran}
-    infos: dict[str, RunInfo] = {key: entry.run for key, entry in collected.items()}
-    infos.update((run.key, run.info) for run in ran)
-    labels = run_labels((key, info.scenario) for key, info in infos.items())
-    scoped = [gate for gate in gates if gate.scenario is not None]
-    unscoped = [gate for gate in gates if gate.scenario is None]
-    verdicts: list[Verdict] = []
-    observed_by: dict[Gate, list[str]] = {gate: [] for gate in unscoped}
-    left_out_by: dict[Gate, list[str]] = {gate: [] for gate in unscoped}
-    for key in sorted(infos):
-        info = infos[key]
-        own = [*info.gates, *(gate for gate in scoped if gate.scenario == info.scenario)]
-        run = by_key.get(key)
-        entry = collected.get(key)
-        if run is not None and any(record.outcome != "skipped" for record in run.records):
-            observations = run.observations()
-            recorded = [gate for gate in unscoped if (seen := _observed(run, observations, gate.metric)) is not None and seen.n]
-            for gate in recorded:
-                observed_by[gate].append(key)
-            for gate in _distinct([*own, *recorded]):
-                label = labels.of(key, info.scenario)
-                result = _early(gate, run, judge_run(gate, run, observations, label), sequences.get(key), label)
-                result = _on_subset(result, entry)
-                verdicts.append(Verdict(f"{key}::gate[{gate.expression}]", result))
-            continue
-        entry = entry or CollectedRun(info, 0, 0)
-        if entry.selected == 0 or skipped.get(key, 0) >= entry.selected:
-            if entry.selected == 0:
-                reason = f"scenario {info.scenario!r} ({key}) was deselected: none of its {entry.collected} items was selected"
-            else:
-                reason = f"every selected item of scenario {info.scenario!r} ({key}) was skipped ({entry.selected})"
-            for gate in _distinct(own):
-                verdicts.append(Verdict(f"{key}::gate[{gate.expression}]", _unchecked(gate, key, info.scenario, reason, strict)))
-            for gate in unscoped:
-                if _plans(info, gate.metric):
-                    left_out_by[gate].append(info.scenario)
-            continue
-        message = (
-            f"no item of scenario {info.scenario!r} ({key}) finished: {entry.selected} were selected; "
-            "see the report's not_completed list"
-        )
-        for gate in _distinct(own):
-            verdicts.append(
-                Verdict(
-                    f"{key}::gate[{gate.expression}]", _failed(gate, key, info.scenario, f"gate {gate.expression}: {message}")
-                )
-            )
-    verdicts += _unmatched_scenarios(scoped, {info.scenario for info in infos.values()}, strict)
+    facts = run_facts(ran, collected, skipped, sequences)
+    scope = choose_scope(gates, facts)
+    verdicts = [Verdict(f"{run.key}::gate[{gate.expression}]", judge_gate(gate, run, strict)) for gate, run in scope.pairs]
+    verdicts += _unmatched_scenarios(scope.uncollected, {run.info.scenario for run in facts}, strict)
     narrowed = any(entry.selected < entry.collected for entry in collected.values()) or bool(skipped)
-    for gate in unscoped:
-        if observed_by[gate]:
-            continue
-        nodeid = f"{GLOBAL_PREFIX}::gate[{gate.expression}]"
-        if left_out_by[gate]:
-            reason = f"the scenarios that record {gate.metric!r} were deselected or skipped ({', '.join(sorted(set(left_out_by[gate])))})"
-            verdicts.append(Verdict(nodeid, _unchecked(gate, "", "", reason, strict)))
-        elif narrowed and gate.origin != "command line":  # a score that a left-out test records cannot be known
-            reason = f"no scenario that ran recorded {gate.metric!r}, and this run left items out (-k, -m, --lf, skips)"
-            verdicts.append(Verdict(nodeid, _unchecked(gate, "", "", reason, strict)))
-        else:
-            ran_names = ", ".join(sorted({run.scenario for run in ran})) or "none"
-            reasons = sorted({f"{run.scenario}: {why}" for run in ran if (why := _why_missing(run, gate)) is not None})
-            if reasons:  # a robustness/fairness number: each scenario's own reason
-                shown = "; ".join(reasons[:3]) + ("; ..." if len(reasons) > 3 else "")
-                message = f"gate {gate.expression}: no scenario in this run recorded metric {gate.metric!r}; {shown}"
-            else:
-                message = (
-                    f"gate {gate.expression}: no scenario in this run recorded metric {gate.metric!r} (scenarios run: {ran_names}); "
-                    "fix the metric name, or name the scenario ('scenario:metric ...')" + _perturbation_hint(gate.metric)
-                )
-            verdicts.append(Verdict(nodeid, _failed(gate, "", "", message)))
+    verdicts += [
+        Verdict(f"{GLOBAL_PREFIX}::gate[{gate.expression}]", _unrecorded(gate, facts, ran, narrowed, strict))
+        for gate in scope.unrecorded
+    ]
     return verdicts
 
 
-def _unmatched_scenarios(scoped: Sequence[Gate], known: set[str], strict: bool) -> list[Verdict]:
+def _unrecorded(gate: Gate, facts: Sequence[RunFacts], ran: Sequence[RunResults], narrowed: bool, strict: bool) -> GateResult:
+    """An unscoped gate no judged run recorded: not evaluated when the runs that would have were left out (or the
+    session was narrowed), else failed with each scenario's reason or the fix."""
+    left_out = sorted({run.info.scenario for run in facts if run.left_out is not None and _plans(run.info, gate)})
+    if left_out:
+        reason = f"the scenarios that record {gate.metric!r} were deselected or skipped ({', '.join(left_out)})"
+        return _unchecked(gate, "", "", reason, strict)
+    if narrowed and gate.origin != "command line":  # a score that a left-out test records cannot be known
+        reason = f"no scenario that ran recorded {gate.metric!r}, and this run left items out (-k, -m, --lf, skips)"
+        return _unchecked(gate, "", "", reason, strict)
+    ran_names = ", ".join(sorted({run.scenario for run in ran})) or "none"
+    reasons = sorted({f"{run.scenario}: {why}" for run in ran if (why := _why_missing(run, gate)) is not None})
+    if reasons:  # a robustness/fairness number: each scenario's own reason
+        shown = "; ".join(reasons[:3]) + ("; ..." if len(reasons) > 3 else "")
+        message = f"gate {gate.expression}: no scenario in this run recorded metric {gate.metric!r}; {shown}"
+    else:
+        derived = gate.metric_name.derived
+        hint = "" if derived is None else f"; it needs perturbed variants: {naming.variants_hint(derived.prefix)}"
+        message = (
+            f"gate {gate.expression}: no scenario in this run recorded metric {gate.metric!r} (scenarios run: {ran_names}); "
+            "fix the metric name, or name the scenario ('scenario:metric ...')" + hint
+        )
+    return _failed(gate, "", "", message)
+
+
+def _unmatched_scenarios(uncollected: Sequence[Gate], known: set[str], strict: bool) -> list[Verdict]:
     """Ini and command-line gates naming a scenario that no collected run has."""
     verdicts = []
-    for gate in scoped:
+    for gate in uncollected:
         assert gate.scenario is not None
-        if gate.scenario in known:
-            continue
         nodeid = f"{GLOBAL_PREFIX}::gate[{gate.expression}]"
         close = difflib.get_close_matches(gate.scenario, sorted(known), n=1, cutoff=0.75)
         collected = ", ".join(sorted(known)) or "none"
@@ -262,43 +341,17 @@ def not_evaluated(
     gates: Sequence[Gate], collected: Mapping[str, CollectedRun], ran: Sequence[RunResults], reason: str
 ) -> list[GateResult]:
     """Every gate of an interrupted run, none judged: reported with the reason, never as passed."""
-    infos: dict[str, RunInfo] = {key: entry.run for key, entry in collected.items()}
-    infos.update((run.key, run.info) for run in ran)
+    facts = run_facts(ran, collected)
     results = [
-        GateResult(
-            gate,
-            key,
-            info.scenario,
-            False,
-            math.nan,
-            0,
-            (math.nan, math.nan),
-            f"gate {gate.expression}: not evaluated, {reason}",
-            False,
-        )
-        for key, info in sorted(infos.items())
-        for gate in info.gates
+        unevaluated(gate, run.key, run.info.scenario, f"not evaluated, {reason}") for run in facts for gate in run.info.gates
     ]
-    results += [
-        GateResult(
-            gate,
-            "",
-            gate.scenario or "",
-            False,
-            math.nan,
-            0,
-            (math.nan, math.nan),
-            f"gate {gate.expression}: not evaluated, {reason}",
-            False,
-        )
-        for gate in gates
-    ]
+    results += [unevaluated(gate, "", gate.scenario or "", f"not evaluated, {reason}") for gate in gates]
     return results
 
 
 def _why_missing(run: RunResults, gate: Gate) -> str | None:
     """The run's reason for lacking a derived number the gate names (None for a plain metric)."""
-    parsed = naming.parse(gate.metric)
+    parsed = gate.metric_name.derived
     if parsed is None or gate.metric in run.observations():
         return None
     return missing_reason(run.info, run.perturbed(), parsed.prefix)
