@@ -32,7 +32,7 @@ from ..metrics.paired import (
     paired_bootstrap,
 )
 from .labels import run_labels
-from .schema import read_report
+from .payload import read_payload
 
 if TYPE_CHECKING:
     from .aggregate import RunResults
@@ -182,7 +182,7 @@ def load_baseline(path: Path) -> Baseline:
     """Read a report.json (or the folder holding one); a missing, unreadable or foreign file is a UserError."""
     flag = f"--holistic-baseline {path}"
     fix = "pass the report.json of an earlier run (reports/<model>/latest/report.json)"
-    data = read_report(path, fix, flag)
+    data = read_payload(path, fix, flag)
     try:
         runs = tuple(_stored_run(run) for run in data["runs"])
     except (KeyError, TypeError, ValueError, AttributeError) as error:

@@ -8,11 +8,11 @@ section, so the screen needs no script.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Sequence
 
 from .html_charts import IntervalRow, colour, esc, fmt, interval_chart
 from .overview import ScenarioRuns, Value, Verdict, calibration, drops, grid, main_metric, main_values, verdicts, worst_groups
+from .payload import Report
 
 ARROWS = {"higher": "↑", "lower": "↓", "target": "◎"}
 LABEL_ROOM = 42
@@ -67,7 +67,7 @@ def _shade(value: Value) -> str:
     return "" if share is None else f" shade-{min(SHADES - 1, int(share * SHADES))}"
 
 
-def _grid(scenarios: Sequence[ScenarioRuns], reports: Sequence[Mapping[str, Any]], several: bool) -> str:
+def _grid(scenarios: Sequence[ScenarioRuns], reports: Sequence[Report], several: bool) -> str:
     families, rows = grid(scenarios, reports)
     if not families:
         return '<p class="muted" id="grid-none">No scenario recorded a metric.</p>'
@@ -189,7 +189,7 @@ def _main_chart(scenarios: Sequence[ScenarioRuns], several: bool) -> str:
     )
 
 
-def overview(reports: Sequence[Mapping[str, Any]], names: Sequence[str], scenarios: Sequence[ScenarioRuns]) -> str:
+def overview(reports: Sequence[Report], names: Sequence[str], scenarios: Sequence[ScenarioRuns]) -> str:
     """The overview section: verdicts, grid, where it breaks, and the main-metric chart."""
     several = len(reports) > 1
     breaks = _drops(scenarios, several) + _groups(scenarios, several) + _calibration(scenarios, several)

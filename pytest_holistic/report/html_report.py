@@ -15,13 +15,14 @@ import tempfile
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from .html_assets import CSS, JS
 from .html_charts import Series, before_after_chart, colour, esc, fmt, group_bars, reliability_bins, reliability_diagram
 from .html_overview import overview
 from .json_report import _finite, model_slug
 from .overview import FAMILY_ORDER, ScenarioRuns, shared_notes
+from .payload import Report, Run
 
 if TYPE_CHECKING:
     from .aggregate import Results
@@ -81,7 +82,7 @@ class RunColumn:
 
     label: str
     index: int
-    run: Mapping[str, Any]
+    run: Run
 
     @property
     def series(self) -> Series:
@@ -482,7 +483,7 @@ def _drill_down(data: Mapping[str, Any]) -> str:
     )
 
 
-def render(reports: Sequence[Mapping[str, Any]], leaderboard: Mapping[str, Any], *, comparison: bool | None = None) -> str:
+def render(reports: Sequence[Report], leaderboard: Mapping[str, Any], *, comparison: bool | None = None) -> str:
     """The whole page for one or more reports (one per model) and their leaderboard.
 
     ``comparison``: whether to show the sections that compare models (leaderboard, win rates, Dynascore); by
@@ -529,7 +530,7 @@ class HtmlWriter:
         from .files import write_atomic  # readable as the umask allows, like the merged leaderboard's index.html
         from .leaderboard import build_leaderboard
 
-        text = render([payload], build_leaderboard([payload]))
+        text = render([cast(Report, payload)], build_leaderboard([payload]))
         try:
             return write_atomic(self.target, text)
         except OSError as error:

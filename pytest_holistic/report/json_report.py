@@ -12,7 +12,7 @@ import secrets
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from ..gates import GateResult
 from ..models.base import ModelInfo
@@ -20,25 +20,23 @@ from ..records import CollectedRun
 from ..scrubbing import scrub_command, scrub_text
 from .aggregate import RESAMPLES, SEED, Results, RunResults
 from .files import write_atomic
+from .payload import (
+    SCHEMA_VERSION,
+    EarlyStop,
+    Gate,
+    GroupBreakdown,
+    InstanceRecord,
+    MetricResult,
+    Model,
+    NotCompleted,
+    Perturbation,
+    Provenance,
+    Report,
+    Run,
+    Worker,
+)
 from .provenance import environment
 
-# 2: per-run and per-record "scorers" replace "toxicity_scorer"; records name their run and perturbation.
-# 3: "complete", "interrupted", "not_completed", "runs_without_records", "warnings", gate "status", worker "final";
-#    runs' "replayed_from_cache" and "truncated"; metrics' "min"/"max"; groups' "worst"/"best"/"direction";
-#    model "variant" (the dtype and device kind in the cache key); records' completion "cached"/"truncated_tokens";
-#    the report lives in a folder per run (<model>/<run id>/report.json), with <model>/latest naming the newest.
-# 4: perturbed variants: records' "perturbation" (the variant label) and instance "perturbation"/"contrasts"; runs'
-#    "perturbations" (per preset: family, params, changed/unchanged counts, before/after/worst/delta per metric,
-#    consistency, wer), "perturbation_skips"; family-level robustness/fairness/equivariance numbers in "metrics";
-#    "counterexamples" on records of property tests; "perturbation_notes" (what the numbers left out and why).
-# 5: a JSON Schema ships with the package (data/schema/report.schema.json); "finished"; metrics' "interval" (the method:
-#    "bootstrap", or "wilson" for the mean of <= 500 values that are all 0/1); "comparison"; provenance's "model" (id,
-#    revision, weights fingerprint, dtype, device), "datasets" (per run: name, revision, file hash, instances and their
-#    hash), "seeds", "os", "cpu", "gpus"; the command has its secrets replaced by "***"; sources' "instances_sha256".
-# 6: runs' "early_stop" (--holistic-stop-early: where the run stopped, or why it ran in full) and gates' "sequence" (the
-#    confidence sequence's interval and decision after n of N, its level and method); runs' "label" (the name, with the
-#    test function or node id when another run of the session has the same scenario: ``report.labels``).
-SCHEMA_VERSION = 6
 PACKAGES = (
     "pytest-holistic",
     "pytest",
@@ -93,9 +91,9 @@ def _finite(value: Any) -> Any:
     return value
 
 
-def _run_data(run: RunResults, gates: Sequence[GateResult], unfinished: Sequence[dict[str, Any]], label: str) -> dict[str, Any]:
+def _run_data(run: RunResults, gates: Sequence[GateResult], unfinished: Sequence[dict[str, Any]], label: str) -> Run:
     info = run.info
-    return {
+    data: Run = {
         "key": info.key,
         "scenario": info.scenario,
         "name": info.name,
@@ -112,20 +110,22 @@ def _run_data(run: RunResults, gates: Sequence[GateResult], unfinished: Sequence
         "outcomes": run.outcomes(),
         "replayed_from_cache": sum(record.cached for record in run.records),
         "truncated": sum(record.truncated_tokens > 0 for record in run.records),
-        "metrics": {name: result.to_dict() for name, result in run.metrics().items()},
+        "metrics": {name: cast(MetricResult, result.to_dict()) for name, result in run.metrics().items()},
         "perturbations": _perturbation_table(run),
         "perturbation_skips": list(info.perturbation_skips),
         "perturbation_notes": list(run.perturbed().notes),
-        "groups": run.groups(),
+        "groups": cast(list[GroupBreakdown], run.groups()),
         "skipped": run.skipped(),
         "scorers": {name: dict(scorer) for name, scorer in run.scorers().items()},
-        "gates": [result.to_dict() for result in gates if result.run == info.key],
-        **({"early_stop": run.early_stop} if run.early_stop is not None else {}),
-        "instances": [record.to_data() for record in run.records],
+        "gates": [cast(Gate, result.to_dict()) for result in gates if result.run == info.key],
     }
+    if run.early_stop is not None:
+        data["early_stop"] = cast(EarlyStop, run.early_stop)
+    data["instances"] = [cast(InstanceRecord, record.to_data()) for record in run.records]
+    return data
 
 
-def _perturbation_table(run: RunResults) -> dict[str, Any]:
+def _perturbation_table(run: RunResults) -> dict[str, Perturbation]:
     """Per preset: what it is, how many instances it changed, and each metric before, after, worst and delta."""
     table = {}
     for name, entry in run.perturbed().table.items():
@@ -137,7 +137,7 @@ def _perturbation_table(run: RunResults) -> dict[str, Any]:
         for statistic in ("consistency", "wer"):
             if statistic in entry:
                 row[statistic] = entry[statistic].to_dict()
-        table[name] = row
+        table[name] = cast(Perturbation, row)
     return table
 
 
@@ -218,13 +218,13 @@ def _seeds(results: Results) -> dict[str, Any]:
     }
 
 
-def _public_model(results: Results) -> dict[str, Any]:
+def _public_model(results: Results) -> Model:
     """The model's description with any secret in its name (a backend that names itself by its URL) replaced."""
     if results.model is None:
         return {"name": scrub_text(results.model_spec)}
     data = results.model.to_data()
     data["name"] = scrub_text(str(data["name"]))
-    return data
+    return cast(Model, data)
 
 
 def _without_records(entry: CollectedRun, items_known: bool) -> str:
@@ -234,7 +234,7 @@ def _without_records(entry: CollectedRun, items_known: bool) -> str:
     return "deselected" if entry.selected == 0 else "no selected item finished"
 
 
-def build_report(results: Results) -> dict[str, Any]:
+def build_report(results: Results) -> Report:
     """The report as plain data: what ``report.json`` holds and what ``pytest_holistic_report_written`` receives.
 
     ``started`` is when the session started and ``finished`` when its results were final (this call; ``created``
@@ -244,31 +244,32 @@ def build_report(results: Results) -> dict[str, Any]:
     batch_seconds = results.batch_seconds()
     labels = results.labels()  # a run's label depends on the session's other runs: written, not left to readers
     now = _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
-    report: dict[str, Any] = _finite(
-        {
-            "schema": "pytest-holistic/report",
-            "schema_version": SCHEMA_VERSION,
-            "created": now,
-            "started": results.started or None,
-            "finished": now,
-            "run_id": results.run_id,
-            "complete": results.complete,
-            "interrupted": results.interrupted,
-            "not_completed": list(results.unfinished),
-            "lost_workers": dict(results.lost_workers),
-            "runs_without_records": [
-                {
-                    "key": entry.run.key,
-                    "scenario": entry.run.scenario,
-                    "collected": entry.collected,
-                    "selected": entry.selected,
-                    "reason": _without_records(entry, results.items_known),
-                }
-                for entry in results.collected
-            ],
-            "warnings": list(results.warnings),
-            "model": _public_model(results),
-            "provenance": {
+    report: Report = {
+        "schema": "pytest-holistic/report",
+        "schema_version": SCHEMA_VERSION,
+        "created": now,
+        "started": results.started or None,
+        "finished": now,
+        "run_id": results.run_id,
+        "complete": results.complete,
+        "interrupted": results.interrupted,
+        "not_completed": cast(list[NotCompleted], list(results.unfinished)),
+        "lost_workers": dict(results.lost_workers),
+        "runs_without_records": [
+            {
+                "key": entry.run.key,
+                "scenario": entry.run.scenario,
+                "collected": entry.collected,
+                "selected": entry.selected,
+                "reason": _without_records(entry, results.items_known),
+            }
+            for entry in results.collected
+        ],
+        "warnings": list(results.warnings),
+        "model": _public_model(results),
+        "provenance": cast(
+            Provenance,
+            {
                 "model_spec": results.model_spec,
                 "model": _model_provenance(results.model, results.model_spec),
                 "datasets": [_dataset_provenance(run) for run in results.runs],
@@ -277,20 +278,20 @@ def build_report(results: Results) -> dict[str, Any]:
                 **environment(),
                 "packages": package_versions(),
             },
-            "runs": [
-                _run_data(run, results.gates, results.unfinished, labels.of(run.key, run.scenario, run.info.name))
-                for run in results.runs
-            ],
-            "gates": [result.to_dict() for result in results.gates],
-            "comparison": results.comparison,
-            "workers": {name: worker.report_data() for name, worker in sorted(results.workers.items())},
-            "model_time": {
-                "batches": batch_seconds.count,
-                "seconds_per_batch": batch_seconds.to_dict() if batch_seconds.count else None,
-            },
-        }
-    )
-    return report
+        ),
+        "runs": [
+            _run_data(run, results.gates, results.unfinished, labels.of(run.key, run.scenario, run.info.name))
+            for run in results.runs
+        ],
+        "gates": [cast(Gate, result.to_dict()) for result in results.gates],
+        "comparison": results.comparison,
+        "workers": {name: cast(Worker, worker.report_data()) for name, worker in sorted(results.workers.items())},
+        "model_time": {
+            "batches": batch_seconds.count,
+            "seconds_per_batch": batch_seconds.to_dict() if batch_seconds.count else None,
+        },
+    }
+    return cast(Report, _finite(report))
 
 
 def _one_line(value: Any) -> str:

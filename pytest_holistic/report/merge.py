@@ -11,19 +11,18 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 from ..errors import UserError
 from .files import write_atomic
 from .leaderboard import MEMORY_CAP_GB, build_leaderboard
-from .schema import read_report
+from .payload import Report, read_payload
 
 FIX = "pass the report.json written by a run (reports/<model>/<run id>/report.json, or that folder)"
 
 
-def load_report(path: Path) -> dict[str, Any]:
+def load_report(path: Path) -> Report:
     """One report.json (or the folder holding one) as data, checked so the page renders; else a UserError naming it."""
-    return read_report(path, FIX)
+    return read_payload(path, FIX)
 
 
 def merge(

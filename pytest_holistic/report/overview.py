@@ -12,6 +12,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from .payload import Gate, MetricResult, Report, Run
+
 FAMILY_ORDER = ("accuracy", "calibration", "robustness", "fairness", "bias", "toxicity", "efficiency")
 """HELM's metric families, in the order its tables show them; the grid's columns."""
 PREFERRED = {"calibration": ("ece_10_bin",), "toxicity": ("toxic_frac", "toxicity"), "efficiency": ("runtime_s", "throughput")}
@@ -34,7 +36,7 @@ class LabelledRun(Protocol):
     @property
     def index(self) -> int: ...
     @property
-    def run(self) -> Mapping[str, Any]: ...
+    def run(self) -> Run: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,7 +55,7 @@ def number(value: Any) -> float | None:
     return float(value) if math.isfinite(value) else None
 
 
-def _interval(result: Mapping[str, Any]) -> tuple[float | None, float | None]:
+def _interval(result: MetricResult | Gate) -> tuple[float | None, float | None]:
     ci = result.get("ci95")
     return (number(ci[0]), number(ci[1])) if isinstance(ci, list | tuple) and len(ci) == 2 else (None, None)
 
@@ -85,7 +87,7 @@ class Value:
     family: str = ""
 
     @classmethod
-    def of(cls, metric: str, result: Mapping[str, Any]) -> Value:
+    def of(cls, metric: str, result: MetricResult) -> Value:
         low, high = _interval(result)
         n = result.get("n")
         return cls(
@@ -114,21 +116,21 @@ class Value:
         return value if self.direction == "higher" else 1.0 - value if self.direction == "lower" else None
 
 
-def main_metric(run: Mapping[str, Any]) -> str | None:
+def main_metric(run: Run) -> str | None:
     """The run's main metric, as the leaderboard takes it: the first it asked for, if it recorded it."""
     requested = run.get("requested_metrics") or []
     metrics = run.get("metrics") or {}
     return str(requested[0]) if requested and str(requested[0]) in metrics else None
 
 
-def _gated(run: Mapping[str, Any], gates: Sequence[Mapping[str, Any]]) -> list[str]:
+def _gated(run: Run, gates: Sequence[Gate]) -> list[str]:
     return [str(gate.get("metric")) for gate in gates if gate.get("run") == run.get("key")]
 
 
-def family_metric(run: Mapping[str, Any], family: str, gates: Sequence[Mapping[str, Any]] = ()) -> str | None:
+def family_metric(run: Run, family: str, gates: Sequence[Gate] = ()) -> str | None:
     """The metric that stands for ``family`` in this run: one a gate judged, the main metric (or its robustness or
     fairness twin), the family's usual headline, then what the run asked for, then any other of the family."""
-    metrics: Mapping[str, Mapping[str, Any]] = run.get("metrics") or {}
+    metrics: Mapping[str, MetricResult] = run.get("metrics") or {}
     main = main_metric(run)
     candidates = [
         *_gated(run, gates),
@@ -142,7 +144,7 @@ def family_metric(run: Mapping[str, Any], family: str, gates: Sequence[Mapping[s
     return next(iter(with_value or found), None)
 
 
-def gate_status(gate: Mapping[str, Any]) -> str:
+def gate_status(gate: Gate) -> str:
     """passed, failed or not_evaluated; anything else reads as failed (never as passed)."""
     status = gate.get("status") or ("passed" if gate.get("passed") else "failed")
     return status if status in GATE_RANK else "failed"
@@ -158,7 +160,7 @@ class Cell:
     gate: str | None
 
 
-def grid(scenarios: Sequence[ScenarioRuns], reports: Sequence[Mapping[str, Any]]) -> tuple[list[str], list[list[list[Cell]]]]:
+def grid(scenarios: Sequence[ScenarioRuns], reports: Sequence[Report]) -> tuple[list[str], list[list[list[Cell]]]]:
     """The families any run has, and per scenario per family the cells (one per run that has the family)."""
     rows: list[list[list[Cell]]] = []
     present: set[str] = set()
@@ -198,9 +200,11 @@ class Verdict:
     message: str
 
 
-def verdicts(reports: Sequence[Mapping[str, Any]], names: Sequence[str], scenarios: Sequence[ScenarioRuns]) -> list[Verdict]:
+def verdicts(reports: Sequence[Report], names: Sequence[str], scenarios: Sequence[ScenarioRuns]) -> list[Verdict]:
     """Every gate of every report, failed first; a gate decided early says on how many of the run's items."""
-    anchors = {(labelled.index, labelled.run.get("key")): scenario.anchor for scenario in scenarios for labelled in scenario.runs}
+    anchors: dict[tuple[int, str | None], str] = {
+        (labelled.index, labelled.run["key"]): scenario.anchor for scenario in scenarios for labelled in scenario.runs
+    }
     found = []
     for index, (name, report) in enumerate(zip(names, reports, strict=True)):
         for gate in report.get("gates") or ():

@@ -2,7 +2,7 @@
 
 Tests check real reports against it, and tools that read or merge reports can check theirs before trusting a
 field. A report's ``schema_version`` names the schema it follows; this package ships the schema of the version
-it writes (:data:`.json_report.SCHEMA_VERSION`). ``jsonschema`` is imported on the first validation only, so
+it writes (:data:`.payload.SCHEMA_VERSION`); :func:`.payload.read_payload` reads a report with it. ``jsonschema`` is imported on the first validation only, so
 importing the plugin costs nothing.
 """
 
@@ -191,50 +191,6 @@ def _kind(mode: int) -> str:
     )
     kinds += ((stat.S_ISSOCK, "a socket"),)
     return next((what for test, what in kinds if test(mode)), "not a plain file")
-
-
-def read_report(path: Path, fix: str, name: str | None = None) -> dict[str, Any]:
-    """A report.json (or the folder holding one) as data, for tools that read stored runs (merging, baselines).
-
-    Anything else is a UserError naming the file (``name``, else the path), the problem and ``fix``: missing,
-    unreadable, not a regular file, too large, not JSON, nested too deeply, not a report, written by a newer
-    version, or not valid: a report of this version against its schema, an older one against the fields the
-    readers use (:func:`reader_schema`). The first problem is named. What is returned is safe to render.
-    """
-    from ..errors import UserError
-    from .json_report import SCHEMA_VERSION
-
-    if path.is_dir() and (path / "report.json").exists():
-        path = path / "report.json"
-    name = name or str(path)
-    raw = _read_regular(path, name, fix)
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as error:
-        raise UserError(f"{name}: cannot read it ({error}); {fix}") from None
-    try:
-        data = json.loads(text, parse_float=_finite_float, parse_int=_bounded_int, parse_constant=_not_json)
-    except json.JSONDecodeError as error:
-        raise UserError(f"{name}: not JSON ({error.msg} at line {error.lineno}); {fix}") from None
-    except RecursionError:
-        raise UserError(f"{name}: not a report (JSON nested deeper than this reader follows); {fix}") from None
-    except ValueError as error:
-        raise UserError(f"{name}: not JSON ({_printable(str(error))}); {fix}") from None
-    if _too_deep(data, MAX_DEPTH):
-        raise UserError(f"{name}: not a report (JSON nested deeper than {MAX_DEPTH} levels); {fix}")
-    if not isinstance(data, dict) or data.get("schema") != REPORT_SCHEMA or not isinstance(data.get("runs"), list):
-        raise UserError(f'{name}: not a pytest-holistic report (no "schema": "{REPORT_SCHEMA}" with "runs"); {fix}')
-    version = data.get("schema_version")
-    if isinstance(version, bool) or not isinstance(version, int) or not OLDEST_READABLE <= version <= SCHEMA_VERSION:
-        raise UserError(
-            f"{name}: report schema version {_printable(repr(version), 40)}, but this pytest-holistic reads versions "
-            f"{OLDEST_READABLE} to {SCHEMA_VERSION}; use the pytest-holistic that wrote it, or {fix}"
-        )
-    problems = _problems(data, load_schema() if version == SCHEMA_VERSION else reader_schema())
-    if problems:
-        more = f" and {len(problems) - 1} more" if len(problems) > 1 else ""
-        raise UserError(f"{name}: not a valid report ({problems[0]}{more}); {fix}")
-    return data
 
 
 def _problems(payload: Any, schema: dict[str, Any]) -> list[str]:
