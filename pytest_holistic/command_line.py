@@ -81,7 +81,12 @@ class Declared:
         """The declared options the user gave a value other than their default: on the command line, or as an ini key
         (in the ini file or with ``-o``)."""
         found = [dest for dest, default in self.defaults.items() if getattr(config.option, dest, default) != default]
-        found.extend(key for key, default in self.ini_defaults.items() if config.getini(key) != default)
+        for key, default in self.ini_defaults.items():
+            try:
+                if config.getini(key) != default:
+                    found.append(key)
+            except (ValueError, pytest.UsageError):  # set, but not readable (a bool ini key = maybe): the settings say so
+                found.append(key)
         return found
 
 
