@@ -25,10 +25,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .. import metrics as registry
-from ..gates import GROUP_STATISTICS, Gate, GateResult, parse_group_number
+from ..gates import GROUP_STATISTICS, Gate, GateResult
 from ..metrics.base import Direction
 from ..metrics.confidence_sequence import ConfidenceSequence, Decision, GroupSequences, Interval, decide
-from ..perturbations import naming
 from ..records import ItemRecord, RunInfo
 from .perturbed import labels_of, unchanged_by_instance, worst
 
@@ -96,7 +95,7 @@ def sequential_form(gate: Gate, info: RunInfo) -> SequentialGate | str:
     """The gate as a sequence decides it on this run, or why it cannot stop the run early (one line)."""
     if gate.bound != "mean" or gate.target is not None:
         return f"gate {gate.expression}: a gate on an interval end or a distance depends on the final n"
-    grouped = parse_group_number(gate.metric)
+    grouped = gate.metric_name.group
     if grouped is not None and grouped[0] in GROUP_STATISTICS:
         inner = Gate(gate.scenario, grouped[1], gate.op, gate.threshold, gate.origin)
         form = sequential_form(inner, info)
@@ -105,7 +104,7 @@ def sequential_form(gate: Gate, info: RunInfo) -> SequentialGate | str:
         if form.direction == "target":
             return f"gate {gate.expression}: {grouped[1]!r} has an optimum, so its groups have no worst by one direction"
         return SequentialGate(gate, form.metric, form.low, form.high, form.direction, None, (), grouped[0])
-    parsed = naming.parse(gate.metric)
+    parsed = gate.metric_name.derived
     base = gate.metric
     labels: tuple[str, ...] = ()
     if parsed is not None:
