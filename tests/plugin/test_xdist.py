@@ -1,5 +1,11 @@
 """``-n 2`` gives the same metrics and instance records as a serial run, with or without xdist loaded;
-the reporter exists only on the controller, and each worker's summary reaches it as data."""
+the reporter exists only on the controller, and each worker's summary reaches it as data.
+
+Bit for bit when every process runs the same number of CPU threads: a worker takes ``cores / N`` threads by
+default, and PyTorch's CPU matmuls round differently at different thread counts (a 5-row linear layer moves in
+the last bit between 1 and 2 threads), so with the default split log-probabilities agree to float32 rounding
+while answers, scores and gates stay equal (docs/explanation/speed-cache-parallel.md says so).
+"""
 
 from __future__ import annotations
 
@@ -24,12 +30,33 @@ def _stable(report: dict) -> dict:
     return {"runs": runs, "gates": report["gates"], "model": {k: v for k, v in report["model"].items() if k != "details"}}
 
 
-def test_two_workers_match_serial(pytester: pytest.Pytester, tiny_gpt2: Path) -> None:
+def _close_floats(one: object, two: object, path: str = "") -> list[str]:
+    """Where two reports differ: numbers beyond float32 rounding (1e-6 relative), anything else at all."""
+    if isinstance(one, dict) and isinstance(two, dict):
+        if one.keys() != two.keys():
+            return [f"{path}: keys {sorted(one)} != {sorted(two)}"]
+        return [line for key in one for line in _close_floats(one[key], two[key], f"{path}.{key}")]
+    if isinstance(one, list) and isinstance(two, list):
+        if len(one) != len(two):
+            return [f"{path}: {len(one)} != {len(two)} entries"]
+        return [line for i, (a, b) in enumerate(zip(one, two)) for line in _close_floats(a, b, f"{path}[{i}]")]
+    if isinstance(one, float) and isinstance(two, float):
+        return [] if abs(one - two) <= 1e-6 * max(1.0, abs(one), abs(two)) else [f"{path}: {one} != {two}"]
+    return [] if one == two else [f"{path}: {one!r} != {two!r}"]
+
+
+def _two_suites(pytester: pytest.Pytester) -> None:
+    """Two scenarios in two files, so ``-n 2`` gives each worker a shard."""
     pytester.makepyfile(test_caps=capitals(", gates=('quasi_exact_match>=0.5',)"))
     pytester.makepyfile(
         test_more=capitals().replace("def capitals", "def capitals_more").replace("(capitals,", "(capitals_more,")
         .replace("def test_capitals", "def test_more").replace('input="The capital', 'input="Fact: the capital')
     )
+
+
+def test_two_workers_match_serial(pytester: pytest.Pytester, tiny_gpt2: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OMP_NUM_THREADS", "1")  # every process, workers included, runs one thread: bits must match
+    _two_suites(pytester)
     serial = pytester.runpytest_subprocess("--model", str(tiny_gpt2), "-p", "no:randomly", "--holistic-report-dir", "serial", timeout=300)
     serial.assert_outcomes(passed=9)
     parallel = pytester.runpytest_subprocess("--model", str(tiny_gpt2), "-n", "2", "--holistic-report-dir", "parallel", timeout=300)
@@ -51,6 +78,23 @@ def test_two_workers_match_serial(pytester: pytest.Pytester, tiny_gpt2: Path) ->
     # Whole shards go to one worker, so each of the 8 distinct prompts is computed exactly once.
     assert computed == one["workers"]["main"]["generation_requests"] == 8
     assert sum(worker["cache_hits"] for worker in two["workers"].values()) == 0
+
+
+def test_default_thread_split_changes_only_float_rounding(
+    pytester: pytest.Pytester, tiny_gpt2: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What a user sees by default: the serial run on every core, each worker on its share."""
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    _two_suites(pytester)
+    pytester.runpytest_subprocess("--model", str(tiny_gpt2), "--holistic-report-dir", "serial", timeout=300).assert_outcomes(passed=9)
+    parallel = pytester.runpytest_subprocess("--model", str(tiny_gpt2), "-n", "2", "--holistic-report-dir", "parallel", timeout=300)
+    parallel.assert_outcomes(passed=9)
+    one = _stable(json.loads((pytester.path / "serial" / "tiny-gpt2" / "latest" / "report.json").read_text()))
+    two = _stable(json.loads((pytester.path / "parallel" / "tiny-gpt2" / "latest" / "report.json").read_text()))
+    assert _close_floats(one, two) == []
+    answers = [[(r["completion"]["text"], r["scores"], r["outcome"]) for r in run["instances"]] for run in one["runs"]]
+    assert answers == [[(r["completion"]["text"], r["scores"], r["outcome"]) for r in run["instances"]] for run in two["runs"]]
+    assert one["gates"] == two["gates"]
 
 
 ROLES = """
