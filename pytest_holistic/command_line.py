@@ -24,11 +24,17 @@ SOURCES = ("local", "hub", "auto")
 """``local``: the shipped files; ``hub``: the real dataset (or an error); ``auto``: the real one where it can be read."""
 ENTRY_POINT_GROUP = "pytest_holistic.models"
 """The entry point group under which an installed package names a model backend (``models/registry.py``)."""
-EXPORT_FORMATS = ("every-eval-ever", "inspect")
-"""The built-in formats ``--holistic-export`` can write besides report.json, named here for its help only: pytest
-prints the help at every start, when no writer may be loaded (a session with no eval imports almost nothing of the
-package). The formats a value is checked against are the registered export kinds (``report/builtin_writers.py`` and
-any a plugin adds), read with the settings; a test keeps this tuple equal to the built-in ones."""
+EXPORT_MODULE_PREFIX = "export_"
+"""A module ``report/export_NAME.py`` is the built-in export format NAME (underscores written as dashes)."""
+
+
+def export_formats(report_folder: Path = Path(__file__).parent / "report") -> tuple[str, ...]:
+    """The built-in formats ``--holistic-export`` can write besides report.json, read from the report folder's file
+    names: pytest prints the help at every start, when no writer may be loaded (a session with no eval imports
+    almost nothing of the package), and a new format is then its one module. The formats a value is checked against
+    are the registered export kinds (these and any a plugin adds), read with the settings."""
+    names = (path.stem.removeprefix(EXPORT_MODULE_PREFIX) for path in report_folder.glob(f"{EXPORT_MODULE_PREFIX}*.py"))
+    return tuple(sorted(name.replace("_", "-") for name in names if name.isidentifier()))
 
 
 def _junit_path(given: Given) -> Path | None:
@@ -210,7 +216,7 @@ def add_options(parser: pytest.Parser) -> Declared:
         action="append",
         default=[],
         metavar="FORMAT",
-        help=f"also write the results in another tool's format, next to report.json: {', '.join(EXPORT_FORMATS)} (repeatable)",
+        help=f"also write the results in another tool's format, next to report.json: {', '.join(export_formats())} (repeatable)",
     )
     declared.flag(
         "--holistic-baseline",

@@ -1,14 +1,21 @@
 """The report writers that come with pytest-holistic, registered the way a plugin registers its own.
 
-One list, because the session needs the kinds' names (which formats ``--holistic-export`` knows) when its settings are
-read, in every process, without loading any writer's code: the HTML page's styles and script, ElementTree for JUnit,
-the exporters' converters. So a built-in writer is its module plus one entry here, whose ``make`` imports the module
-only when the writer is wanted; nothing else names it (``configure`` builds whatever is registered).
+The session needs the kinds' names (which formats ``--holistic-export`` knows) when its settings are read, in every
+process, without loading any writer's code: the HTML page's styles and script, ElementTree for JUnit, the exporters'
+converters. So each ``make`` here imports its module only when the writer is wanted, and nothing else names a writer
+(``configure`` builds whatever is registered).
+
+The three core writers are listed below. An export format is found by its module's name alone: a module
+``report/export_NAME.py`` with a ``make(context)`` function is the format NAME (``command_line.export_formats``), so a
+new format is that one module.
 """
 
 from __future__ import annotations
 
-from ..command_line import JUNIT
+import importlib
+from typing import cast
+
+from ..command_line import EXPORT_MODULE_PREFIX, JUNIT, export_formats
 from ..writer_kinds import EXPORT, Writer, WriterContext, WriterKind
 
 
@@ -33,23 +40,20 @@ def _junit(context: WriterContext) -> Writer:
     return JunitWriter(path)
 
 
-def _every_eval_ever(context: WriterContext) -> Writer:
-    from .export_every_eval_ever import EveryEvalEverWriter  # loads only when the export is asked for
+class _Export:
+    """The ``make`` of an export format: its module's own, imported when the export is asked for."""
 
-    return EveryEvalEverWriter(context.report_dir, context.model, context.run_id)
+    def __init__(self, name: str) -> None:
+        self.module = f"{__package__}.{EXPORT_MODULE_PREFIX}{name.replace('-', '_')}"
 
-
-def _inspect(context: WriterContext) -> Writer:
-    from .export_inspect import InspectWriter
-
-    return InspectWriter(context.report_dir, context.model, context.run_id)
+    def __call__(self, context: WriterContext) -> Writer:
+        return cast(Writer, importlib.import_module(self.module).make(context))
 
 
 BUILTIN_WRITERS: tuple[WriterKind, ...] = (
     WriterKind("json", _json),
     WriterKind("html", _html),
     WriterKind("junit", _junit, JUNIT),
-    WriterKind("every-eval-ever", _every_eval_ever, EXPORT),
-    WriterKind("inspect", _inspect, EXPORT),
+    *(WriterKind(name, _Export(name), EXPORT) for name in export_formats()),
 )
-"""In the order they write: report.json, report.html, the ``--holistic-junit`` file, then the exports."""
+"""In the order they write: report.json, report.html, the ``--holistic-junit`` file, then the exports by name."""

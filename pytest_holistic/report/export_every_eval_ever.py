@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .. import metrics as registry
+from ..writer_kinds import WriterContext
 from .every_eval_ever import EvaluationLog, Lookup, convert
 from .files import write_atomic
 from .json_report import model_slug
@@ -61,3 +62,9 @@ class EveryEvalEverWriter:
             write_log(self.folder, log)
         self.folder.mkdir(parents=True, exist_ok=True)  # a run without scenario runs still gets its (empty) folder
         return self.folder
+
+
+def make(context: WriterContext) -> EveryEvalEverWriter:
+    """The writer ``--holistic-export every-eval-ever`` asks for: an ``export_NAME`` module's ``make`` is its format's whole
+    registration (``report/builtin_writers.py`` finds it by the module's name)."""
+    return EveryEvalEverWriter(context.report_dir, context.model, context.run_id)

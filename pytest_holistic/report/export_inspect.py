@@ -25,6 +25,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..writer_kinds import WriterContext
 from .every_eval_ever import LIBRARY
 from .files import write_atomic
 from .json_report import model_slug
@@ -157,3 +158,9 @@ class InspectWriter:
             write_atomic(self.folder / f"{stem}.json", json.dumps(log, indent=1, ensure_ascii=False, allow_nan=False) + "\n")
         self.folder.mkdir(parents=True, exist_ok=True)
         return self.folder
+
+
+def make(context: WriterContext) -> InspectWriter:
+    """The writer ``--holistic-export inspect`` asks for: an ``export_NAME`` module's ``make`` is its format's whole
+    registration (``report/builtin_writers.py`` finds it by the module's name)."""
+    return InspectWriter(context.report_dir, context.model, context.run_id)

@@ -6,7 +6,8 @@ Sybil finds the fenced ``python`` and ``bash`` blocks, and the invisible ones (`
 
 * an eval file (a block with ``@pytest.mark.holistic``): the page's invisible Python blocks before it, then the block,
   saved as the file its first comment names (else ``test_example.py``) and run by pytest on the scripted model with
-  ``tests/docs/scripted.yaml``, on which every item and gate must pass;
+  ``tests/docs/scripted.yaml``, on which every item and gate must pass; a Python block before it on the page whose
+  first comment names a file that is not a test (``# conftest.py``) is saved beside it first, as written;
 * other Python: executed, after the page's invisible Python blocks, in an empty folder;
 * shell: the page's invisible shell blocks before it, then the block, run by bash in a folder holding a copy of the
   core suite's BoolQ, IMDB and MMLU (the scenarios the examples name), with ``pytest`` standing for
@@ -122,8 +123,27 @@ def run_python(example: Example, folder: Path, monkeypatch: pytest.MonkeyPatch) 
     exec(compile(source, example_id(example), "exec"), {"__name__": "docs_example"})  # noqa: S102 (the docs' own code)
 
 
+def _named_file(source: str) -> str | None:
+    """The file a block's first comment names (``# conftest.py``), if any."""
+    named = re.match(r"#\s*(\S+\.py)\s*\n", source)
+    return named.group(1) if named else None
+
+
+def support_files_before(example: Example) -> dict[str, str]:
+    """The page's Python blocks before this example that name a file that is not a test: a conftest, a helper."""
+    files = {}
+    for other in example.document:
+        name = _named_file(str(other.parsed)) if other.start < example.start and language(other) == "python" else None
+        if name is not None and not Path(name).name.startswith("test_"):
+            files[name] = str(other.parsed)
+    return files
+
+
 def run_eval_file(example: Example, folder: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     source = str(example.parsed)
+    for name, text in support_files_before(example).items():
+        (folder / name).parent.mkdir(parents=True, exist_ok=True)
+        (folder / name).write_text(text)
     named = re.match(r"#\s*(\S+\.py)\s*\n", source)
     test_file = folder / (named.group(1) if named else "test_example.py")
     test_file.parent.mkdir(parents=True, exist_ok=True)

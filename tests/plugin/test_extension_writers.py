@@ -126,8 +126,21 @@ def test_an_unknown_format_names_the_registered_ones_too(pytester: pytest.Pytest
     )
 
 
-def test_the_built_in_export_names_in_the_help_are_the_built_in_export_kinds() -> None:
-    from pytest_holistic.command_line import EXPORT_FORMATS
-    from pytest_holistic.report.builtin_writers import BUILTIN_WRITERS
+def test_an_export_module_is_the_whole_registration_of_its_format(tmp_path: Path) -> None:
+    """A format is its ``report/export_NAME.py`` module: named in the help and registered, its ``make`` builds it."""
+    import importlib
 
-    assert EXPORT_FORMATS == tuple(kind.name for kind in BUILTIN_WRITERS if kind.when == "export")
+    from pytest_holistic.command_line import export_formats
+    from pytest_holistic.report.builtin_writers import BUILTIN_WRITERS
+    from pytest_holistic.writer_kinds import WriterContext
+
+    exports = [kind for kind in BUILTIN_WRITERS if kind.when == "export"]
+    assert tuple(kind.name for kind in exports) == export_formats() == ("every-eval-ever", "inspect")
+    context = WriterContext(report_dir=tmp_path, model="m", run_id="r", exports=export_formats())
+    for kind in exports:
+        module = importlib.import_module(f"pytest_holistic.report.export_{kind.name.replace('-', '_')}")
+        assert callable(module.make)
+        assert kind.make(context).name == kind.name  # the module's own writer, under its format's name
+    for name in ("export_csv_rows.py", "export_notes.txt", "exporter.py", "export_bad-name.py"):
+        (tmp_path / name).write_text("")
+    assert export_formats(tmp_path) == ("csv-rows",)
