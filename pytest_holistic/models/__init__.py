@@ -1,10 +1,20 @@
-"""Models: the batch-first protocol, the backend registry, and the response cache in front of them."""
+"""Models: the batch-first protocol, the backend registry, and the response cache in front of them.
+
+A backend may also offer optional features, each a protocol the caller checks with ``isinstance``: ``Cancellable``
+(end requests in flight when the session ends), ``ConcurrentStreams`` (streams may run side by side),
+``ReportsCapabilities`` (say at collection which kind of request it cannot answer) and ``AnswersAlone`` (answer one
+request outside any batch, for the determinism check). ``Failed`` is the outcome of a request that failed alone.
+"""
 
 from __future__ import annotations
 
 from ..options import Values
 from .base import (
+    AnswersAlone,
     BatchStreaming,
+    Cancellable,
+    ConcurrentStreams,
+    Failed,
     GenerationRequest,
     GenerationResult,
     LoglikelihoodRequest,
@@ -12,6 +22,7 @@ from .base import (
     Model,
     ModelInfo,
     ModelOptions,
+    ReportsCapabilities,
 )
 from .registry import Backend, BackendKind, Backends, BuiltModel, entry_point_kinds
 from .scripted import ScriptedModel
@@ -28,11 +39,15 @@ def load_model(spec: str, options: ModelOptions | None = None) -> Model:
 
 
 __all__ = [
+    "AnswersAlone",
     "Backend",
     "BackendKind",
     "Backends",
     "BatchStreaming",
     "BuiltModel",
+    "Cancellable",
+    "ConcurrentStreams",
+    "Failed",
     "GenerationRequest",
     "GenerationResult",
     "LoglikelihoodRequest",
@@ -40,6 +55,7 @@ __all__ = [
     "Model",
     "ModelInfo",
     "ModelOptions",
+    "ReportsCapabilities",
     "ScriptedModel",
     "load_model",
 ]
