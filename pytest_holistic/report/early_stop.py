@@ -80,6 +80,11 @@ class EarlyStop:
             return False
         return instance_key(nodeid, base) not in sequences.used
 
+    def skips_counted(self, skipped: Iterable[str]) -> dict[str, int]:
+        """Per run (its test's node id), the skipped items its gates must count: not those past an early stop, which
+        the run's gates were decided without."""
+        return dict(Counter(nodeid.rsplit("[", 1)[0] for nodeid in skipped if not self.past_stop(nodeid)))
+
     def cut(self, runs: Mapping[str, RunResults], skipped: Iterable[str]) -> None:
         """Each run that stopped early keeps the instances before its stop (answers past it that arrived first, under
         xdist, are counted, not used: the numbers must not depend on timing); every such run says how it went.

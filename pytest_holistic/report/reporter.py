@@ -252,12 +252,7 @@ class Reporter:
             self.gate_results = not_evaluated(self.gates, self.collected, self.ordered_runs(), reason)
             self.gates_decided = True
             return
-        skipped: dict[str, int] = {}
-        for nodeid in self.skipped:
-            if self.early_stop.past_stop(nodeid):
-                continue  # left out by an early stop: its run's gates were decided without it
-            base = nodeid.rsplit("[", 1)[0]
-            skipped[base] = skipped.get(base, 0) + 1
+        skipped = self.early_stop.skips_counted(self.skipped)
         sequences = self.early_stop.sequences
         verdicts = decide(self.gates, self.ordered_runs(), self.collected, self.strict_gates, skipped, sequences)
         self.gates_decided = True
