@@ -14,6 +14,10 @@ Sybil finds the fenced ``python`` and ``bash`` blocks, and the invisible ones (`
   ``tests/docs/pytest_shim.py``: the command as written, on the scripted model, one instance per scenario. It must
   run pytest at least once, and no run may end in a usage, collection or internal error.
 
+* YAML: a scripted model's rules (the only YAML the docs show), saved as ``rules.yaml`` and loaded as
+  ``--model scripted:rules.yaml`` loads them (an unknown key or a wrong type fails), then asked each of its
+  ``generate`` rules' prompts, which must get that rule's text.
+
 ``<!-- skip: next "reason" -->`` before a block, or ``<!-- skip: start "reason" -->`` ... ``<!-- skip: end -->`` around
 several, skips them with that reason (set-up, downloads, servers, GPUs).
 """
@@ -48,7 +52,7 @@ def _evaluate(example: Example) -> None:
 
 
 SYBIL = Sybil(
-    parsers=[CodeBlockParser("python", _evaluate), CodeBlockParser("bash", _evaluate)],
+    parsers=[CodeBlockParser("python", _evaluate), CodeBlockParser("bash", _evaluate), CodeBlockParser("yaml", _evaluate)],
     path="../..",
     patterns=["README.md", "docs/**/*.md"],
 )
@@ -89,7 +93,7 @@ def example_id(example: Example) -> str:
 
 def test_the_docs_have_examples_of_both_kinds() -> None:
     kinds = {language(example) for example in EXAMPLES}
-    assert kinds == {"python", "bash"} and len(EXAMPLES) >= 20
+    assert kinds == {"python", "bash", "yaml"} and len(EXAMPLES) >= 20
 
 
 @pytest.mark.parametrize("example", EXAMPLES, ids=example_id)
@@ -101,6 +105,8 @@ def test_example(example: Example, tmp_path: Path, monkeypatch: pytest.MonkeyPat
     runner: Callable[[Example, Path, pytest.MonkeyPatch], None]
     if language(example) == "bash":
         runner = run_shell
+    elif language(example) == "yaml":
+        runner = run_scripted_rules
     elif "@pytest.mark.holistic" in str(example.parsed):
         runner = run_eval_file
     else:
@@ -192,3 +198,16 @@ def run_shell(example: Example, folder: Path, monkeypatch: pytest.MonkeyPatch) -
     assert result.returncode == 0, shown
     assert runs, f"{example_id(example)} ran no pytest command"
     assert all(run.split()[0] in ("0", "1") for run in runs), shown
+
+
+def run_scripted_rules(example: Example, folder: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import yaml
+
+    from pytest_holistic.models import GenerationRequest, load_model
+
+    rules = folder / "rules.yaml"
+    rules.write_text(str(example.parsed))
+    model = load_model(f"scripted:{rules}")
+    generate = yaml.safe_load(rules.read_text()).get("generate", {})
+    answers = model.generate([GenerationRequest(prompt=f"Q: the {prompt}?", max_tokens=8) for prompt in generate])
+    assert [answer.text for answer in answers] == list(generate.values()), example_id(example)
