@@ -32,7 +32,7 @@ from ..metrics.paired import (
     paired_bootstrap,
 )
 from .labels import run_labels
-from .payload import read_payload
+from .payload import Run, read_payload
 
 if TYPE_CHECKING:
     from .aggregate import RunResults
@@ -193,7 +193,7 @@ def load_baseline(path: Path) -> Baseline:
     return Baseline(path, str(data.get("run_id") or ""), str(model.get("name") or "?"), data.get("created"), runs, complete)
 
 
-def _stored_run(run: Mapping[str, Any]) -> Side:
+def _stored_run(run: Run) -> Side:
     if not isinstance(run.get("instances"), list):
         raise TypeError(f"run {run.get('key')!r} has no instance records")
     entries = []
