@@ -45,6 +45,7 @@ from ..perturbations.naming import parse as parse_derived
 from ..records import CollectedRun, ItemRecord, RunInfo, WorkerSummary
 from .columns import column_values
 from .labels import Labels, run_labels
+from .payload import Comparison, NotCompared
 from .perturbed import PerturbationResults, perturbation_results
 
 RESAMPLES = 1000
@@ -561,7 +562,7 @@ class Results:
     lost_workers: dict[str, str] = field(default_factory=dict)  # xdist workers that died, and how
     warnings: list[str] = field(default_factory=list)
     started: str = ""  # ISO 8601 UTC time the session started (the report's "created" is when it was written)
-    comparison: dict[str, Any] | None = None  # --holistic-baseline: the paired comparison with the stored run
+    comparison: Comparison | NotCompared | None = None  # --holistic-baseline: the paired comparison with the stored run
     items_known: bool = True  # collection finished, so each collected run's selected count means what it says
 
     @property

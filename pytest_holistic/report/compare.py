@@ -20,7 +20,7 @@ import math
 from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from .. import metrics as registry
 from ..errors import UserError
@@ -32,7 +32,18 @@ from ..metrics.paired import (
     paired_bootstrap,
 )
 from .labels import run_labels
-from .payload import read_payload
+from .payload import (
+    BootstrapClusters,
+    ComparedBaseline,
+    ComparedMean,
+    ComparedMetric,
+    ComparedScenario,
+    Comparison,
+    McNemar,
+    Run,
+    UnpairedRun,
+    read_payload,
+)
 
 if TYPE_CHECKING:
     from .aggregate import RunResults
@@ -113,7 +124,7 @@ class Baseline:
     runs: tuple[Side, ...]
     complete: bool | None = None  # False: the stored run was interrupted or lost a worker
 
-    def describe(self) -> dict[str, Any]:
+    def describe(self) -> ComparedBaseline:
         return {
             "path": str(self.path),
             "run_id": self.run_id,
@@ -193,7 +204,7 @@ def load_baseline(path: Path) -> Baseline:
     return Baseline(path, str(data.get("run_id") or ""), str(model.get("name") or "?"), data.get("created"), runs, complete)
 
 
-def _stored_run(run: Mapping[str, Any]) -> Side:
+def _stored_run(run: Run) -> Side:
     if not isinstance(run.get("instances"), list):
         raise TypeError(f"run {run.get('key')!r} has no instance records")
     entries = []
@@ -266,7 +277,27 @@ def _mean(values: Sequence[float]) -> float:
     return math.fsum(values) / len(values)
 
 
-def compare_metric(metric: str, direction: str, pairs: Sequence[tuple[Entry, Entry]]) -> dict[str, Any]:
+class PairedDifference(TypedDict):
+    """:func:`compare_metric`'s numbers: a compared row (``payload.ComparedMetric``) but its variant label and count unscored."""
+
+    metric: str
+    direction: str
+    n: int
+    this: ComparedMean
+    baseline: ComparedMean
+    difference: float
+    ci95: list[float | None]
+    interval_method: str
+    clusters: BootstrapClusters
+    stderr: float | None
+    mde: float | None
+    mde_note: str | None
+    mcnemar: McNemar | None
+    verdict: str
+    missing: None
+
+
+def compare_metric(metric: str, direction: str, pairs: Sequence[tuple[Entry, Entry]]) -> PairedDifference:
     """One metric on matched pairs that both have it: the paired difference, its interval, McNemar, MDE, verdict."""
     here = [this.scores[metric] for this, _ in pairs]
     there = [base.scores[metric] for _, base in pairs]
@@ -275,16 +306,16 @@ def compare_metric(metric: str, direction: str, pairs: Sequence[tuple[Entry, Ent
     interval = paired_bootstrap(differences, labels, resamples=RESAMPLES, seed=SEED)
     stderr = clustered_stderr(differences, labels)
     binary = all(value in (0.0, 1.0) for value in (*here, *there))
-    mcnemar = None
+    mcnemar: McNemar | None = None
     if binary:
         gained = sum(1 for a, b in zip(here, there, strict=True) if a > b)
         lost = sum(1 for a, b in zip(here, there, strict=True) if a < b)
         mcnemar = {"this_1_baseline_0": gained, "this_0_baseline_1": lost, "p_value": mcnemar_exact(gained, lost)}
     n = len(pairs)
     mde, mde_note = _mde(stderr, binary, n, metric_range(metric, binary))
-    sides = {}
+    sides: dict[str, ComparedMean] = {}
     for name, values in (("this", here), ("baseline", there)):
-        entry: dict[str, Any] = {"mean": _mean(values)}
+        entry: ComparedMean = {"mean": _mean(values)}
         if binary and n <= SMALL_N:
             successes = int(sum(values))
             entry["intervals"] = {method: list(function(successes, n)) for method, function in PROPORTION_INTERVALS.items()}
@@ -308,7 +339,7 @@ def compare_metric(metric: str, direction: str, pairs: Sequence[tuple[Entry, Ent
     }
 
 
-def _rows(this: Side, base: Side, label: str | None, keys: Sequence[Key]) -> list[dict[str, Any]]:
+def _rows(this: Side, base: Side, label: str | None, keys: Sequence[Key]) -> list[ComparedMetric]:
     """Every per-instance metric of one variant label (None: the originals; ``*``: all variants) on matched keys."""
 
     def chosen(side: Side) -> list[Entry]:
@@ -324,7 +355,7 @@ def _rows(this: Side, base: Side, label: str | None, keys: Sequence[Key]) -> lis
         for key in keys
         if (this.entries[key].perturbation is not None if label == VARIANTS else this.entries[key].perturbation == label)
     ]
-    rows = []
+    rows: list[ComparedMetric] = []
     for metric in sorted(here_names | there_names):
         direction = direction_of(metric, base, this)
         if metric not in here_names or metric not in there_names:
@@ -344,7 +375,7 @@ def _order(key: Key) -> tuple[str, bool, str]:
     return (key[0], key[1] != "", key[1])
 
 
-def compare_pair(this: Side, base: Side, matched_by: str, label: str) -> dict[str, Any]:
+def compare_pair(this: Side, base: Side, matched_by: str, label: str) -> ComparedScenario:
     """One scenario on both sides: which instances match up, and a row per (variant label, metric)."""
     keys = sorted(set(this.entries) & set(base.entries), key=_order)
     added = [this.entries[key].label for key in sorted(set(this.entries) - set(base.entries), key=_order)]
@@ -372,7 +403,7 @@ def compare_pair(this: Side, base: Side, matched_by: str, label: str) -> dict[st
     }
 
 
-def compare(this: Sequence[Side], baseline: Baseline) -> dict[str, Any]:
+def compare(this: Sequence[Side], baseline: Baseline) -> Comparison:
     """The whole comparison as plain data (report.json's ``comparison``, without the regression verdicts)."""
     pairs, only_this, only_base = pair_runs(this, baseline.runs)
     labels = run_labels((side.key, side.scenario) for side in this)  # the names gate lines and the page use
@@ -386,7 +417,7 @@ def compare(this: Sequence[Side], baseline: Baseline) -> dict[str, Any]:
     }
 
 
-def _alone(side: Side) -> dict[str, Any]:
+def _alone(side: Side) -> UnpairedRun:
     """A run found on one side only: what it is, and the per-instance scores its originals recorded."""
     names = sorted({name for entry in side.entries.values() if entry.perturbation is None for name in entry.scores})
     return {"scenario": side.scenario, "key": side.key, "instances": len(side.entries), "metrics": names}

@@ -26,6 +26,7 @@ from ..scrubbing import scrub_text
 from .aggregate import MetricResult, Results, RunResults
 from .files import write_atomic
 from .labels import Labels
+from .payload import RegressionCheck
 
 GATES_SUITE = "holistic gates"
 REGRESSIONS_SUITE = "holistic regressions"
@@ -208,7 +209,7 @@ def _gates_suite(root: ET.Element, results: Results) -> dict[str, int]:
     return _count(suite, [_gate_case(suite, result) for result in results.gates], 0.0)
 
 
-def _regression_case(suite: ET.Element, verdict: Mapping[str, Any]) -> str:
+def _regression_case(suite: ET.Element, verdict: RegressionCheck) -> str:
     classname, name = split_nodeid(str(verdict["nodeid"]))
     case = _element(suite, "testcase", name=name, classname=classname, time=_seconds(0.0))
     status = str(verdict["status"])
@@ -222,11 +223,12 @@ def _regression_case(suite: ET.Element, verdict: Mapping[str, Any]) -> str:
 
 def _regressions_suite(root: ET.Element, results: Results) -> dict[str, int] | None:
     """The --holistic-fail-on-regression checks, one testcase each, as pytest ran them (None without any)."""
-    verdicts = (results.comparison or {}).get("regressions") or []
-    if not verdicts:
+    comparison = results.comparison
+    verdicts = comparison.get("regressions") if comparison else None
+    if not comparison or not verdicts:
         return None
     suite = _suite(root, REGRESSIONS_SUITE, results.started)
-    _properties(suite, [("baseline", str((results.comparison or {}).get("baseline", {}).get("path", "")))])
+    _properties(suite, [("baseline", str(comparison["baseline"]["path"]))])
     return _count(suite, [_regression_case(suite, verdict) for verdict in verdicts], 0.0)
 
 

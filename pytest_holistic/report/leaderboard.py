@@ -38,9 +38,10 @@ import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from .labels import run_labels
+from .payload import MetricResult, Report, Run, RunWithoutRecords, Worker
 
 SCHEMA = "pytest-holistic/leaderboard"
 SCHEMA_VERSION = 1
@@ -231,10 +232,10 @@ class _Run:
 
     scenario: str
     main: str | None
-    metrics: Mapping[str, Mapping[str, Any]]
+    metrics: Mapping[str, MetricResult]
 
 
-def model_names(reports: Sequence[Mapping[str, Any]]) -> list[str]:
+def model_names(reports: Sequence[Report]) -> list[str]:
     """Each report's model name; where two reports share one, both get their run id (as the HTML page names them)."""
     names = [str((report.get("model") or {}).get("name") or "model") for report in reports]
     labelled = [
@@ -248,13 +249,18 @@ def model_names(reports: Sequence[Mapping[str, Any]]) -> list[str]:
     return unique
 
 
-def _identity(run: Mapping[str, Any]) -> tuple[str, str]:
-    """A report entry's (key, scenario), for ``report.labels``; older or hand-made entries may lack either."""
-    scenario = str(run.get("scenario") or run.get("name") or run.get("key"))
-    return str(run.get("key") or scenario), scenario
+def _identity(entry: Run | RunWithoutRecords, name: str | None = None) -> tuple[str, str]:
+    """A report entry's (key, scenario), for ``report.labels``; older or hand-made entries may lack either. ``name``:
+    a run's name, which stands in for a missing scenario (an entry of ``runs_without_records`` has none)."""
+    scenario = str(entry.get("scenario") or name or entry.get("key"))
+    return str(entry.get("key") or scenario), scenario
 
 
-def run_columns(reports: Sequence[Mapping[str, Any]]) -> list[list[str]]:
+def _run_identity(run: Run) -> tuple[str, str]:
+    return _identity(run, run.get("name"))
+
+
+def run_columns(reports: Sequence[Report]) -> list[list[str]]:
     """Per report, the label of each of its runs: the row (leaderboard) or section (page) the run belongs to.
 
     A scenario that no report ran twice keeps its name, so one model's run lines up with another's whatever their
@@ -266,18 +272,18 @@ def run_columns(reports: Sequence[Mapping[str, Any]]) -> list[list[str]]:
     clashing: set[str] = set()
     for report in reports:
         keys: dict[str, set[str]] = {}
-        for entry in (*(report.get("runs") or ()), *(report.get("runs_without_records") or ())):
-            key, scenario = _identity(entry)
+        entries = (*map(_run_identity, report.get("runs") or ()), *map(_identity, report.get("runs_without_records") or ()))
+        for key, scenario in entries:
             keys.setdefault(scenario, set()).add(key)
         clashing.update(scenario for scenario, found in keys.items() if len(found) > 1)
-    every = (_identity(run) for report in reports for run in report.get("runs") or () if _identity(run)[1] in clashing)
+    every = (_run_identity(run) for report in reports for run in report.get("runs") or () if _run_identity(run)[1] in clashing)
     labels = run_labels(every)
     columns = []
     for report in reports:
         seen: dict[str, int] = {}
         named = []
         for run in report.get("runs") or ():
-            key, scenario = _identity(run)
+            key, scenario = _run_identity(run)
             label = labels.of(key, scenario, str(run.get("name") or scenario))
             seen[label] = seen.get(label, 0) + 1  # one key twice (a hand-made report): still two columns
             named.append(label if seen[label] == 1 else f"{label} #{seen[label]}")
@@ -285,28 +291,32 @@ def run_columns(reports: Sequence[Mapping[str, Any]]) -> list[list[str]]:
     return columns
 
 
-def _runs(report: Mapping[str, Any], labels: Sequence[str]) -> list[_Run]:
+def _runs(report: Report, labels: Sequence[str]) -> list[_Run]:
     """The report's runs under their labels (``run_columns``), each with its main metric and its numbers."""
     runs = []
     for run, label in zip(report.get("runs") or (), labels, strict=True):
         requested = run.get("requested_metrics") or []
-        metrics = run.get("metrics") if isinstance(run.get("metrics"), Mapping) else {}
-        runs.append(_Run(label, str(requested[0]) if requested else None, metrics))
+        metrics = run.get("metrics")
+        runs.append(_Run(label, str(requested[0]) if requested else None, metrics if isinstance(metrics, Mapping) else {}))
     return runs
 
 
-MEMORY_FIELDS = (("peak_gpu_mib", "GPU peak"), ("peak_rss_mib", "peak RSS"))
+MEMORY_FIELDS: tuple[tuple[Literal["peak_gpu_mib", "peak_rss_mib"], str], ...] = (
+    ("peak_gpu_mib", "GPU peak"),
+    ("peak_rss_mib", "peak RSS"),
+)
+"""A worker's peak memory fields (literal, so mypy checks them against ``Worker``), the GPU's first."""
 REPLAYED = "of the run that computed the replayed answers"
 NOT_MEASURED = "not measured: every answer was replayed from the cache, and the run that computed them recorded no peak memory"
 
 
-def _computed_here(worker: Mapping[str, Any]) -> bool:
+def _computed_here(worker: Worker) -> bool:
     """Whether a worker loaded the model (a load time, or a batch computed); a row without either count is taken as so."""
     load, batches = _number(worker.get("load_seconds")), _number(worker.get("batches"))
     return (load is None and batches is None) or bool(load) or bool(batches)
 
 
-def _largest(rows: Sequence[Mapping[str, Any]]) -> tuple[float, str] | None:
+def _largest(rows: Sequence[Worker | Mapping[str, Any]]) -> tuple[float, str] | None:
     """The largest GPU peak any row recorded, else the largest process peak, in GB, and which it is."""
     for field, what in MEMORY_FIELDS:
         values = [number for row in rows if (number := _number(row.get(field))) is not None]
@@ -315,7 +325,7 @@ def _largest(rows: Sequence[Mapping[str, Any]]) -> tuple[float, str] | None:
     return None
 
 
-def peak_memory_gb(report: Mapping[str, Any]) -> tuple[float | None, str]:
+def peak_memory_gb(report: Report) -> tuple[float | None, str]:
     """The report's peak memory in GB and what it measured: GPU peak where any worker recorded one, else process RSS.
 
     Only workers that loaded the model measured it. When every answer was replayed from the cache, the replaying
@@ -332,7 +342,7 @@ def peak_memory_gb(report: Mapping[str, Any]) -> tuple[float | None, str]:
     return (found[0], f"{found[1]} {REPLAYED}") if found is not None else (None, NOT_MEASURED)
 
 
-def _cell(entry: Mapping[str, Any]) -> dict[str, Any]:
+def _cell(entry: MetricResult) -> dict[str, Any]:
     ci = entry.get("ci95")
     low, high = ci if isinstance(ci, list | tuple) and len(ci) == 2 else (None, None)
     n = entry.get("n")
@@ -344,7 +354,7 @@ def _cell(entry: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-def _as_good(entry: Mapping[str, Any] | None) -> float | None:
+def _as_good(entry: MetricResult | None) -> float | None:
     """A metric value as a good on a 0-1 scale: itself if higher is better, 1 - it if lower, 1 - |it - optimum| for a target."""
     if not entry:
         return None
@@ -360,7 +370,7 @@ def _as_good(entry: Mapping[str, Any] | None) -> float | None:
     return value
 
 
-def _describe(key: str, entry: Mapping[str, Any] | None) -> str:
+def _describe(key: str, entry: MetricResult | None) -> str:
     direction = (entry or {}).get("direction")
     if direction == "lower":
         return f"1 - {key}"
@@ -438,7 +448,7 @@ def _scenario_dynascore(
 
 
 def build_leaderboard(
-    reports: Sequence[Mapping[str, Any]],
+    reports: Sequence[Report],
     *,
     memory_cap_gb: float = MEMORY_CAP_GB,
     paths: Sequence[str | Path] | None = None,

@@ -296,6 +296,122 @@ class ModelTime(TypedDict, total=False):
     seconds_per_batch: dict[str, Any] | None
 
 
+class ComparedBaseline(TypedDict):
+    """The stored run a comparison is with (``compare.Baseline.describe``)."""
+
+    path: str
+    run_id: str
+    model: str
+    created: str | None
+    complete: bool | None
+
+
+class ComparedMean(TypedDict):
+    """One side's mean of a compared metric, with a proportion's small-sample intervals (0/1 scores, few pairs)."""
+
+    mean: float
+    intervals: NotRequired[dict[str, list[float]]]
+
+
+class McNemar(TypedDict):
+    this_1_baseline_0: int
+    this_0_baseline_1: int
+    p_value: float
+
+
+class BootstrapClusters(TypedDict):
+    by: str
+    count: int
+
+
+class ComparedMetric(TypedDict):
+    """One (variant label, metric) row of a compared scenario; a row that compares nothing (``missing``) has the first five."""
+
+    metric: str
+    perturbation: str | None
+    direction: str
+    n: int
+    missing: str | None
+    this: NotRequired[ComparedMean]
+    baseline: NotRequired[ComparedMean]
+    difference: NotRequired[float]
+    ci95: NotRequired[list[float | None]]
+    interval_method: NotRequired[str]
+    clusters: NotRequired[BootstrapClusters]
+    stderr: NotRequired[float | None]
+    mde: NotRequired[float | None]
+    mde_note: NotRequired[str | None]
+    mcnemar: NotRequired[McNemar | None]
+    verdict: NotRequired[str]
+    unscored: NotRequired[int]
+
+
+class MatchedInstances(TypedDict):
+    matched: int
+    added_count: int
+    removed_count: int
+    added: list[str]
+    removed: list[str]
+
+
+class ComparedScenario(TypedDict):
+    """A run on both sides: how it was matched, which instances match up, and its rows."""
+
+    label: str
+    scenario: str
+    key: str
+    baseline_key: str
+    matched_by: str
+    instances: MatchedInstances
+    metrics: list[ComparedMetric]
+
+
+class UnpairedRun(TypedDict):
+    """A run on one side only, with the per-instance metrics its originals recorded."""
+
+    scenario: str
+    key: str
+    instances: int
+    metrics: list[str]
+
+
+class RegressionCheck(TypedDict):
+    """A ``--holistic-fail-on-regression`` check's verdict, with its row's numbers (None where it has no row)."""
+
+    nodeid: str
+    scenario: str
+    metric: str
+    margin: float
+    status: str
+    message: str
+    difference: float | None
+    ci95: list[float | None] | None
+    n: int | None
+    verdict: str | None
+    mde: float | None
+    mde_note: str | None
+
+
+class Comparison(TypedDict):
+    """``comparison`` (``--holistic-baseline``): this run against the stored one, as this version writes it (no reader
+    reads it back); ``regressions`` is added once the checks are judged."""
+
+    baseline: ComparedBaseline
+    methods: dict[str, str]
+    scenarios: list[ComparedScenario]
+    only_in_this_run: list[UnpairedRun]
+    only_in_baseline: list[UnpairedRun]
+    regressions: NotRequired[list[RegressionCheck]]
+
+
+class NotCompared(TypedDict):
+    """``comparison`` of a run that ended early: nothing paired, no check judged."""
+
+    baseline: ComparedBaseline
+    not_evaluated: str
+    regressions: list[RegressionCheck]
+
+
 class Report(TypedDict):
     """A whole ``report.json``."""
 
@@ -315,7 +431,7 @@ class Report(TypedDict):
     provenance: NotRequired[Provenance]
     runs: list[Run]
     gates: NotRequired[list[Gate]]
-    comparison: NotRequired[dict[str, Any] | None]
+    comparison: NotRequired[Comparison | NotCompared | None]
     workers: NotRequired[dict[str, Worker]]
     model_time: NotRequired[ModelTime]
 

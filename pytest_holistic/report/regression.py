@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 from .. import metrics as registry
 from ..regression_specs import RegressionSpec
 from .compare import Baseline, Side, compare, direction_of, load_baseline, side_of
+from .payload import ComparedMetric, Comparison, NotCompared, RegressionCheck
 from .sequential import PairedCheck
 
 if TYPE_CHECKING:
@@ -41,10 +42,10 @@ class RegressionVerdict:
     margin: float
     status: str
     message: str
-    row: Mapping[str, Any] | None = None
+    row: ComparedMetric | None = None
 
-    def to_dict(self) -> dict[str, Any]:
-        row = self.row or {}
+    def to_dict(self) -> RegressionCheck:
+        row = self.row
         return {
             "nodeid": self.nodeid,
             "scenario": self.scenario,
@@ -52,7 +53,12 @@ class RegressionVerdict:
             "margin": self.margin,
             "status": self.status,
             "message": self.message,
-            **{name: row.get(name) for name in ("difference", "ci95", "n", "verdict", "mde", "mde_note")},
+            "difference": row.get("difference") if row else None,
+            "ci95": row.get("ci95") if row else None,
+            "n": row.get("n") if row else None,
+            "verdict": row.get("verdict") if row else None,
+            "mde": row.get("mde") if row else None,
+            "mde_note": row.get("mde_note") if row else None,
         }
 
 
@@ -62,7 +68,7 @@ def _number(value: Any, signed: bool = False) -> str:
     return f"{value:+.4f}" if signed else f"{value:.4f}"
 
 
-def describe(row: Mapping[str, Any]) -> str:
+def describe(row: ComparedMetric) -> str:
     """A compared row in words: the difference, its interval, n, the verdict and the MDE."""
     low, high = row["ci95"]
     mcnemar = row.get("mcnemar")
@@ -74,16 +80,16 @@ def describe(row: Mapping[str, Any]) -> str:
     )
 
 
-def mde_text(row: Mapping[str, Any]) -> str:
+def mde_text(row: ComparedMetric) -> str:
     """The row's minimum detectable difference in words, or why no difference is detectable at its n."""
     if row.get("mde_note"):
         return f"MDE: {row['mde_note']}"
     return f"MDE {_number(row.get('mde'))} (80% power, alpha 0.05)"
 
 
-def _regressed(row: Mapping[str, Any], margin: float) -> bool:
+def _regressed(row: ComparedMetric, margin: float) -> bool:
     low, high = row["ci95"]
-    if row["verdict"] != "worse":
+    if row["verdict"] != "worse" or low is None or high is None:  # None: NaN as JSON writes it; "worse" has a finite interval
         return False
     regressed: bool = high < -margin if row["direction"] == "higher" else low > margin
     return regressed
@@ -109,7 +115,7 @@ def _spec_for(specs: Sequence[RegressionSpec], scenario: str, metric: str) -> Re
 
 
 def judge(
-    comparison: Mapping[str, Any],
+    comparison: Comparison,
     specs: Sequence[RegressionSpec],
     early: Mapping[str, Mapping[str, Mapping[str, Any]]] | None = None,
 ) -> list[RegressionVerdict]:
@@ -123,7 +129,7 @@ def judge(
     checked: set[str] = set()  # the metrics some verdict is about
     used: set[RegressionSpec] = set()
 
-    def add(label: str | None, spec: RegressionSpec, status: str, message: str, row: Mapping[str, Any] | None = None) -> None:
+    def add(label: str | None, spec: RegressionSpec, status: str, message: str, row: ComparedMetric | None = None) -> None:
         checked.add(spec.metric)
         used.add(spec)
         name = spec.metric if label is None else f"{label}:{spec.metric}"
@@ -149,11 +155,14 @@ def judge(
                 add(label, spec, "failed", f"{describe(row)}; dropped by more than {spec.margin:g} with confidence", row)
             else:
                 add(label, spec, "passed", f"{describe(row)}; no drop beyond {spec.margin:g} with confidence", row)
-    incomplete = (comparison.get("baseline") or {}).get("complete") is False
-    for where, reason in (("only_in_baseline", "did not run in this run"), ("only_in_this_run", "is not in the baseline")):
-        if where == "only_in_this_run" and incomplete:
-            reason += " (the baseline run did not complete; compare with a complete one)"
-        for entry in comparison[where]:
+    lacking = "is not in the baseline"
+    if comparison["baseline"]["complete"] is False:
+        lacking += " (the baseline run did not complete; compare with a complete one)"
+    for entries, reason in (
+        (comparison["only_in_baseline"], "did not run in this run"),
+        (comparison["only_in_this_run"], lacking),
+    ):
+        for entry in entries:
             for metric in entry["metrics"]:
                 spec = _spec_for(specs, entry["scenario"], metric)
                 if spec is None:
@@ -184,7 +193,7 @@ class ComparisonPlan:
 
     def run(
         self, runs: Sequence[RunResults], early: Mapping[str, Mapping[str, Mapping[str, Any]]] | None = None
-    ) -> tuple[dict[str, Any], list[RegressionVerdict]]:
+    ) -> tuple[Comparison, list[RegressionVerdict]]:
         """The comparison (report.json's ``comparison``, verdicts included) and each check's verdict. ``early``: per
         run that stopped early, each check's paired-difference sequence, which decides that check there."""
         comparison = compare([side_of(run) for run in runs], self.baseline)
@@ -216,7 +225,7 @@ class ComparisonPlan:
                 checks.append(PairedCheck(spec.text, metric, spec.margin, found.direction, low, high, scores))
         return checks, held
 
-    def not_evaluated(self, reason: str) -> dict[str, Any]:
+    def not_evaluated(self, reason: str) -> NotCompared:
         """The comparison's entry in the report of a run that ended early: nothing paired, no check judged."""
         return {"baseline": self.baseline.describe(), "not_evaluated": reason, "regressions": []}
 

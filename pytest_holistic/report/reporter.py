@@ -38,6 +38,7 @@ from .json_report import build_report
 from .labels import Labels, run_labels
 from .ledger import Ledgers
 from .outputs import Writer, write_outputs
+from .payload import Comparison, NotCompared
 from .regression import ComparisonPlan, RegressionVerdict
 from .sigterm import SigtermAsInterrupt
 from .terminal import comparison_lines, partial_lines, summary_lines
@@ -107,7 +108,7 @@ class Reporter:
         self.run_id = run_id
         self.source = source  # the data source asked for (--holistic-source), to say where a scenario fell back
         self.plan = comparison  # --holistic-baseline: the stored run to compare with, and the regression checks
-        self.comparison: dict[str, Any] | None = None
+        self.comparison: Comparison | NotCompared | None = None
         self.runs: dict[str, RunResults] = {}
         self.find_metric = registry.finder(scored or {})  # the session's scored metrics keep their declared direction
         self.headers: list[RunHeader] = []
@@ -272,9 +273,9 @@ class Reporter:
 
     def _emit_regression(self, verdict: RegressionVerdict) -> None:
         """A regression check as a test item of its own, reported like a gate."""
-        row = verdict.row or {}
-        properties = [("regression", f"{verdict.metric}:{verdict.margin:g}")]
-        properties += [(key, row[key]) for key in ("difference", "n", "verdict", "mde") if key in row]
+        row = verdict.row
+        properties: list[tuple[str, Any]] = [("regression", f"{verdict.metric}:{verdict.margin:g}")]
+        properties += [(key, row[key]) for key in ("difference", "n", "verdict", "mde") if row and key in row]
         self._emit_item(verdict.nodeid, "holistic_regression", verdict.status, verdict.message, properties)
 
     def _emit_gate(self, verdict: Verdict) -> None:
