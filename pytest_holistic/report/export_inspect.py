@@ -29,6 +29,7 @@ from ..writer_kinds import WriterContext
 from .every_eval_ever import LIBRARY
 from .files import write_atomic
 from .json_report import model_slug
+from .payload import Report
 
 if TYPE_CHECKING:
     from .aggregate import Results
@@ -153,7 +154,7 @@ class InspectWriter:
         self.folder = report_dir / model_slug(model_spec) / run_id / FOLDER
         self.problem: str | None = None
 
-    def write(self, results: Results, payload: dict[str, Any]) -> Path:
+    def write(self, results: Results, payload: Report) -> Path:
         for stem, log in convert(payload):
             write_atomic(self.folder / f"{stem}.json", json.dumps(log, indent=1, ensure_ascii=False, allow_nan=False) + "\n")
         self.folder.mkdir(parents=True, exist_ok=True)

@@ -15,7 +15,7 @@ import tempfile
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 from .html_assets import CSS, JS
 from .html_charts import Series, before_after_chart, colour, esc, fmt, group_bars, reliability_bins, reliability_diagram
@@ -526,11 +526,11 @@ class HtmlWriter:
         self.target = report_dir / model_slug(model_spec) / run_id / "report.html"
         self.problem: str | None = None
 
-    def write(self, results: Results, payload: dict[str, Any]) -> Path:
+    def write(self, results: Results, payload: Report) -> Path:
         from .files import write_atomic  # readable as the umask allows, like the merged leaderboard's index.html
         from .leaderboard import build_leaderboard
 
-        text = render([cast(Report, payload)], build_leaderboard([payload]))
+        text = render([payload], build_leaderboard([payload]))
         try:
             return write_atomic(self.target, text)
         except OSError as error:
