@@ -32,13 +32,14 @@ EXPORT: Literal["export"] = "export"
 
 
 class Writer(Protocol):
-    """One output file (``report.outputs.Writer``, whose ``results`` is the controller's ``Results``); ``problem`` is a
+    """One output file (``report.outputs.Writer``, whose ``results`` is the controller's ``Results`` and ``payload`` a
+    ``report.payload.Report``: typed there, since this layer imports nothing of the report package); ``problem`` is a
     one-line note when it had to be written somewhere else or could not be written."""
 
     name: str
     problem: str | None
 
-    def write(self, results: Any, payload: dict[str, Any]) -> Path: ...
+    def write(self, results: Any, payload: Any) -> Path: ...
 
 
 @dataclass(frozen=True)

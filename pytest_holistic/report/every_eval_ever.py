@@ -39,6 +39,7 @@ from typing import Any
 from ..metrics.base import MetricInfo
 from ..perturbations.naming import parse as parse_derived
 from .aggregate import RESAMPLES
+from .payload import InstanceRecord, MetricResult, Report, Run
 
 SCHEMA_VERSION = "0.2.2"
 LIBRARY = "pytest-holistic"
@@ -86,7 +87,7 @@ def _best(info: MetricInfo) -> float:
     return info.bounds[1] if info.direction == "higher" else info.bounds[0]
 
 
-def _uncertainty(result: Mapping[str, Any]) -> dict[str, Any]:
+def _uncertainty(result: MetricResult) -> dict[str, Any]:
     uncertainty: dict[str, Any] = {"num_samples": int(result["n"])}
     low, high = result.get("ci95") or (None, None)
     if low is not None and high is not None:
@@ -98,7 +99,7 @@ def _uncertainty(result: Mapping[str, Any]) -> dict[str, Any]:
     return uncertainty
 
 
-def _result(name: str, result: Mapping[str, Any], info: MetricInfo, scenario: str, source: dict[str, Any]) -> dict[str, Any]:
+def _result(name: str, result: MetricResult, info: MetricInfo, scenario: str, source: dict[str, Any]) -> dict[str, Any]:
     low, high = info.bounds
     return {
         "evaluation_result_id": name,
@@ -125,7 +126,7 @@ def _result(name: str, result: Mapping[str, Any], info: MetricInfo, scenario: st
     }
 
 
-def _source_data(run: Mapping[str, Any], dataset: Mapping[str, Any], sample_ids: list[str]) -> dict[str, Any]:
+def _source_data(run: Run, dataset: Mapping[str, Any], sample_ids: list[str]) -> dict[str, Any]:
     """A hub dataset as ``hf_dataset`` (repository, config, revision); a shipped or user file as ``other``."""
     details = _strings(
         {
@@ -150,7 +151,7 @@ def _source_data(run: Mapping[str, Any], dataset: Mapping[str, Any], sample_ids:
     return {"dataset_name": run["scenario"], "source_type": "other", "additional_details": details}
 
 
-def _model_info(payload: Mapping[str, Any]) -> dict[str, Any]:
+def _model_info(payload: Report) -> dict[str, Any]:
     model = payload["provenance"]["model"]
     identity = str(model["id"])
     info: dict[str, Any] = {"name": str(payload["model"]["name"]), "id": identity}
@@ -181,7 +182,7 @@ def sample_hash(raw: str, reference: list[str]) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def _rows(record: Mapping[str, Any], scored: Mapping[str, MetricInfo], common: Mapping[str, Any]) -> list[dict[str, Any]]:
+def _rows(record: InstanceRecord, scored: Mapping[str, MetricInfo], common: Mapping[str, Any]) -> list[dict[str, Any]]:
     """One row per exported metric this original instance has a score for."""
     instance = record["instance"]
     references = instance.get("references") or []
@@ -244,7 +245,7 @@ def file_stem(key: str, taken: set[str]) -> str:
     return stem
 
 
-def convert(payload: Mapping[str, Any], finders: Mapping[str, Lookup], default: Lookup) -> list[EvaluationLog]:
+def convert(payload: Report, finders: Mapping[str, Lookup], default: Lookup) -> list[EvaluationLog]:
     """Every scenario run of the report as a log; ``finders`` holds each run's metric lookup, by run key."""
     model_info = _model_info(payload)
     model_id = model_info["id"]
@@ -301,7 +302,7 @@ def convert(payload: Mapping[str, Any], finders: Mapping[str, Lookup], default: 
     return logs
 
 
-def _with_generation(result: dict[str, Any], run: Mapping[str, Any]) -> dict[str, Any]:
+def _with_generation(result: dict[str, Any], run: Run) -> dict[str, Any]:
     """The adapter's settings: ``max_tokens`` where it is one the schema accepts, the rest as details."""
     adapter = dict(run.get("adapter") or {})
     arguments: dict[str, Any] = {}

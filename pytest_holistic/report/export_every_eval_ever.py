@@ -20,6 +20,7 @@ from ..writer_kinds import WriterContext
 from .every_eval_ever import EvaluationLog, Lookup, convert
 from .files import write_atomic
 from .json_report import model_slug
+from .payload import Report
 
 if TYPE_CHECKING:
     from .aggregate import Results
@@ -56,7 +57,7 @@ class EveryEvalEverWriter:
         self.folder = report_dir / model_slug(model_spec) / run_id / FOLDER
         self.problem: str | None = None
 
-    def write(self, results: Results, payload: dict[str, Any]) -> Path:
+    def write(self, results: Results, payload: Report) -> Path:
         finders: dict[str, Lookup] = {run.key: run.find for run in results.runs}
         for log in convert(payload, finders, registry.find):
             write_log(self.folder, log)

@@ -21,7 +21,6 @@ import datetime as _dt
 import hashlib
 import json
 import math
-from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -29,6 +28,7 @@ from ..writer_kinds import WriterContext
 from .every_eval_ever import LIBRARY
 from .files import write_atomic
 from .json_report import model_slug
+from .payload import InstanceRecord, MetricResult, Report
 
 if TYPE_CHECKING:
     from .aggregate import Results
@@ -42,13 +42,13 @@ def _finite(value: Any) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
 
 
-def _status(payload: Mapping[str, Any]) -> str:
+def _status(payload: Report) -> str:
     if payload.get("interrupted"):
         return "cancelled"
     return "success" if payload.get("complete", True) else "error"
 
 
-def _score(name: str, result: Mapping[str, Any]) -> dict[str, Any]:
+def _score(name: str, result: MetricResult) -> dict[str, Any]:
     """One metric as Inspect's ``EvalScore``: its value under ``mean`` (or its own name), then stderr and the interval."""
     key = "mean" if result.get("kind") in _MEANS else name
     numbers = {key: result["value"], "stderr": result.get("stderr")}
@@ -59,7 +59,7 @@ def _score(name: str, result: Mapping[str, Any]) -> dict[str, Any]:
     return {"name": name, "scorer": name, "scored_samples": result.get("n"), "metrics": metrics, "metadata": details}
 
 
-def _sample(record: Mapping[str, Any], model: str) -> dict[str, Any]:
+def _sample(record: InstanceRecord, model: str) -> dict[str, Any]:
     instance = record["instance"]
     references = instance.get("references") or []
     gold = [str(reference["text"]) for reference in references if reference.get("correct")]
@@ -101,7 +101,7 @@ def _file_stem(created: str | None, scenario: str, task_id: str) -> str:
     return f"{moment.isoformat(timespec='seconds').replace(':', '-')}_{task}_{task_id}"
 
 
-def convert(payload: Mapping[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+def convert(payload: Report) -> list[tuple[str, dict[str, Any]]]:
     """Every scenario run of the report as ``(file stem, Inspect log)``; a run's task id is a digest of its key."""
     model = str(payload["provenance"]["model"]["id"])
     version = (payload["provenance"].get("packages") or {}).get(LIBRARY) or "unknown"
@@ -153,7 +153,7 @@ class InspectWriter:
         self.folder = report_dir / model_slug(model_spec) / run_id / FOLDER
         self.problem: str | None = None
 
-    def write(self, results: Results, payload: dict[str, Any]) -> Path:
+    def write(self, results: Results, payload: Report) -> Path:
         for stem, log in convert(payload):
             write_atomic(self.folder / f"{stem}.json", json.dumps(log, indent=1, ensure_ascii=False, allow_nan=False) + "\n")
         self.folder.mkdir(parents=True, exist_ok=True)

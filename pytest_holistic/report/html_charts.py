@@ -12,6 +12,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from .payload import GroupStats, MetricResult
+
 PALETTE = ("#3366cc", "#dc7633", "#229954", "#8e44ad", "#c0392b", "#17a589", "#b7950b", "#5d6d7e")
 """Series colours, one per model column (cycled past eight)."""
 BEFORE_COLOUR = "#a6acaf"
@@ -133,12 +135,12 @@ def _scale(values: Sequence[float]) -> tuple[float, float]:
     return low, high if high > low else low + 1
 
 
-def _interval(metric: Mapping[str, Any]) -> tuple[float | None, float | None]:
+def _interval(metric: MetricResult) -> tuple[float | None, float | None]:
     ci = metric.get("ci95") or (None, None)
     return (ci[0], ci[1]) if len(ci) == 2 else (None, None)
 
 
-def before_after_chart(rows: Sequence[tuple[str, Mapping[str, Any]]], title: str, after_colour: str) -> str:
+def before_after_chart(rows: Sequence[tuple[str, Mapping[str, MetricResult]]], title: str, after_colour: str) -> str:
     """Per metric: the original score (grey), the perturbed one (colour) with 95% intervals, and a tick at the worst case.
 
     ``rows`` are (metric name, {"before", "after", "worst"} metric results) from a report's perturbation table.
@@ -190,7 +192,7 @@ def before_after_chart(rows: Sequence[tuple[str, Mapping[str, Any]]], title: str
     return _svg(width, height, title, body, "chart before-after")
 
 
-def group_bars(groups: Mapping[str, Mapping[str, Any]], worst: str | None, best: str | None, title: str, fill: str) -> str:
+def group_bars(groups: Mapping[str, GroupStats], worst: str | None, best: str | None, title: str, fill: str) -> str:
     """One bar per group's mean, labelled with its n; the worst group is outlined in red, the best in green."""
     names = list(groups)
     means = [groups[name].get("mean") for name in names]

@@ -15,14 +15,14 @@ import tempfile
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 from .html_assets import CSS, JS
 from .html_charts import Series, before_after_chart, colour, esc, fmt, group_bars, reliability_bins, reliability_diagram
 from .html_overview import overview
 from .json_report import _finite, model_slug
 from .overview import FAMILY_ORDER, ScenarioRuns, shared_notes
-from .payload import Report, Run
+from .payload import Gate, InstanceRecord, MetricResult, Report, Run
 
 if TYPE_CHECKING:
     from .aggregate import Results
@@ -90,7 +90,7 @@ class RunColumn:
 
 
 def _scenario_columns(
-    reports: Sequence[Mapping[str, Any]], names: Sequence[str], labels: Sequence[Sequence[str]]
+    reports: Sequence[Report], names: Sequence[str], labels: Sequence[Sequence[str]]
 ) -> dict[str, list[RunColumn]]:
     """Run label (the leaderboard's ``run_columns``) -> its runs across the reports, a column per model, in first-seen
     order: two runs of one scenario in one report get two sections, as they get two leaderboard columns."""
@@ -101,7 +101,7 @@ def _scenario_columns(
     return scenarios
 
 
-def is_correct(record: Mapping[str, Any]) -> bool | None:
+def is_correct(record: InstanceRecord) -> bool | None:
     """Whether the answer is right, as the calibration metrics read it: the chosen option, else an exact match."""
     completion = record.get("completion")
     if not completion:
@@ -122,7 +122,7 @@ def is_correct(record: Mapping[str, Any]) -> bool | None:
 GATE_STATUSES = ("passed", "failed", "not_evaluated")
 
 
-def _gate_status(gate: Mapping[str, Any]) -> str:
+def _gate_status(gate: Gate) -> str:
     """One of GATE_STATUSES (a class name too, so nothing else gets through)."""
     status = gate.get("status") or ("passed" if gate.get("passed") else "failed")
     return status if status in GATE_STATUSES else "failed"
@@ -154,7 +154,7 @@ def _memory(model: Mapping[str, Any]) -> str:
     return f", peak memory {gb:.1f} GB ({esc(source)})"
 
 
-def _summary(reports: Sequence[Mapping[str, Any]], names: Sequence[str], models: Sequence[Mapping[str, Any]]) -> str:
+def _summary(reports: Sequence[Report], names: Sequence[str], models: Sequence[Mapping[str, Any]]) -> str:
     """One line per model (run, time, completeness, memory, gate counts); the gates themselves are in the overview."""
     memory = {str(model.get("name")): _memory(model) for model in models if isinstance(model, Mapping)}
     items = []
@@ -312,7 +312,7 @@ def _said_once(shared: Sequence[tuple[str, Sequence[str]]], total: int) -> str:
 
 def _metric_table(columns: Sequence[RunColumn]) -> str:
     """Rows: the metrics, grouped under their family; columns: the models' runs; each cell a value and its interval."""
-    metrics: dict[str, dict[str, Mapping[str, Any]]] = {}
+    metrics: dict[str, dict[str, MetricResult]] = {}
     for column in columns:
         for name, result in (column.run.get("metrics") or {}).items():
             metrics.setdefault(str(result.get("family") or "custom"), {}).setdefault(name, result)
@@ -333,7 +333,7 @@ def _metric_table(columns: Sequence[RunColumn]) -> str:
     return f'<div class="scroll"><table class="metrics"><thead><tr><th>metric</th>{head}</tr></thead><tbody>{"".join(body)}</tbody></table></div>'
 
 
-def _reads_correctness(run: Mapping[str, Any]) -> bool:
+def _reads_correctness(run: Run) -> bool:
     """Whether a run's numbers judge answers right or wrong (calibration does; a free continuation is not graded)."""
     return any(result.get("family") == "calibration" for result in (run.get("metrics") or {}).values())
 
@@ -526,11 +526,11 @@ class HtmlWriter:
         self.target = report_dir / model_slug(model_spec) / run_id / "report.html"
         self.problem: str | None = None
 
-    def write(self, results: Results, payload: dict[str, Any]) -> Path:
+    def write(self, results: Results, payload: Report) -> Path:
         from .files import write_atomic  # readable as the umask allows, like the merged leaderboard's index.html
         from .leaderboard import build_leaderboard
 
-        text = render([cast(Report, payload)], build_leaderboard([payload]))
+        text = render([payload], build_leaderboard([payload]))
         try:
             return write_atomic(self.target, text)
         except OSError as error:

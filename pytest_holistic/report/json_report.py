@@ -10,7 +10,7 @@ import os
 import re
 import secrets
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, cast
 
@@ -298,7 +298,7 @@ def _one_line(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, allow_nan=False)
 
 
-def render(payload: dict[str, Any]) -> str:
+def render(payload: Mapping[str, Any]) -> str:
     """The report's text: its structure indented by one space, and each instance record on a line of its own.
 
     Python's fast (C) JSON encoder only runs without indentation; indenting 10 000 records with the pure-Python one
@@ -327,7 +327,7 @@ def render(payload: dict[str, Any]) -> str:
     return "".join(pieces)
 
 
-def write_json(path: Path, payload: dict[str, Any]) -> Path:
+def write_json(path: Path, payload: Mapping[str, Any]) -> Path:
     """Write atomically (temporary file, then rename) so a reader never sees half a report."""
     return write_atomic(path, render(payload) + "\n")
 
@@ -365,7 +365,7 @@ class JsonWriter:
         self.target = self.model_folder / run_id / "report.json"
         self.problem: str | None = None
 
-    def write(self, results: Results, payload: dict[str, Any]) -> Path:
+    def write(self, results: Results, payload: Report) -> Path:
         try:
             written = write_json(self.target, payload)
         except OSError as error:

@@ -26,7 +26,7 @@ from ..scrubbing import scrub_text
 from .aggregate import MetricResult, Results, RunResults
 from .files import write_atomic
 from .labels import Labels
-from .payload import RegressionCheck
+from .payload import RegressionCheck, Report
 
 GATES_SUITE = "holistic gates"
 REGRESSIONS_SUITE = "holistic regressions"
@@ -268,7 +268,7 @@ class JunitWriter:
         self.path = path
         self.problem: str | None = None
 
-    def write(self, results: Results, payload: dict[str, Any]) -> Path:
+    def write(self, results: Results, payload: Report) -> Path:
         text = render_junit(results)
         try:
             return write_atomic(self.path, text)

@@ -8,12 +8,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from ..errors import error_line
 
 if TYPE_CHECKING:
     from .aggregate import Results
+    from .payload import Report
 
 
 class Writer(Protocol):
@@ -22,7 +23,7 @@ class Writer(Protocol):
     name: str
     problem: str | None
 
-    def write(self, results: Results, payload: dict[str, Any]) -> Path: ...
+    def write(self, results: Results, payload: Report) -> Path: ...
 
 
 def _why(error: BaseException) -> str:
@@ -32,7 +33,7 @@ def _why(error: BaseException) -> str:
     return error_line(error, typed=True)
 
 
-def write_outputs(writers: Sequence[Writer], results: Results, payload: dict[str, Any]) -> list[Path]:
+def write_outputs(writers: Sequence[Writer], results: Results, payload: Report) -> list[Path]:
     """Every writer's file, in order; a writer that fails gets its one-line ``problem`` and the next one still runs."""
     written = []
     for writer in writers:

@@ -18,7 +18,7 @@ import sys
 from collections.abc import Generator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 import pytest
 
@@ -415,8 +415,8 @@ class Reporter:
         if not self.relevant or self.never_started():
             return
         results = self.results()
-        payload = build_report(results)  # a payload.Report; the writers' protocol still takes it as plain data
-        self.written = write_outputs(self.writers, results, cast(dict[str, Any], payload))
+        payload = build_report(results)
+        self.written = write_outputs(self.writers, results, payload)
         if self.written:
             self.config.hook.pytest_holistic_report_written(config=self.config, path=self.written[0], report=payload)
 
