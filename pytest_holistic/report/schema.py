@@ -52,7 +52,10 @@ MAX_REPORT_BYTES = 512 << 20
 """Larger than any real report (10 000 records with few-shot prompts take tens of MB); a bigger file is not read."""
 MAX_DEPTH = 64
 """JSON nesting a report never comes near (about 10 levels); deeper input is refused before anything recurses into it."""
-READ_AT_ROOT = ("schema", "schema_version", "created", "run_id", "complete", "interrupted", "model", "runs", "gates", "workers")
+READ_AT_ROOT = (
+    "schema", "schema_version", "created", "run_id", "complete", "interrupted", "model", "runs", "gates", "workers",
+    "runs_without_records",
+)
 READ_IN_RUN = ("key", "scenario", "name", "split", "requested_metrics", "metrics", "perturbations", "groups", "instances")
 """What the readers of older versions use (the leaderboard, the page, the baseline comparison), checked for them."""
 

@@ -105,6 +105,7 @@ def _one_line(status: int, err: list[str], *parts: str) -> None:
         (lambda r: r["runs"][0].update(groups={"a": 1}), "runs/0/groups: is an object, expected array"),
         (lambda r: r["workers"]["main"].update(peak_rss_mib="lots"), "workers/main/peak_rss_mib: is a string"),
         (lambda r: r.update(gates=[7]), "gates/0: is an integer, expected object"),
+        (lambda r: r.update(runs_without_records=[{"scenario": 3}]), "runs_without_records/0/scenario: is an integer"),
         (lambda r: r["runs"][0].pop("key"), "runs/0: 'key' is a required property"),
     ],
 )
