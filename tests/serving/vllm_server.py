@@ -57,6 +57,7 @@ class VllmServer:
         env = {
             **os.environ,
             "TMPDIR": str(temporary),  # each start leaves a vllm_dist_* file in the temporary folder
+            "VLLM_CACHE_ROOT": str(folder / "cache"),  # its model-info cache too goes with the test's folder
             "VLLM_HOST_IP": "127.0.0.1",  # the engine's internal queue stays on loopback
             "VLLM_TARGET_DEVICE": "cpu",
             "VLLM_CPU_KVCACHE_SPACE": "1",  # GiB: a 135M model needs little, the default takes more
