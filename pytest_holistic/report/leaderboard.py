@@ -276,7 +276,8 @@ def run_columns(reports: Sequence[Report]) -> list[list[str]]:
         for key, scenario in entries:
             keys.setdefault(scenario, set()).add(key)
         clashing.update(scenario for scenario, found in keys.items() if len(found) > 1)
-    every = (_run_identity(run) for report in reports for run in report.get("runs") or () if _run_identity(run)[1] in clashing)
+    identities = (identity for report in reports for identity in map(_run_identity, report.get("runs") or ()))
+    every = (identity for identity in identities if identity[1] in clashing)
     labels = run_labels(every)
     columns = []
     for report in reports:
