@@ -15,6 +15,9 @@ LEDGER = "holistic_ledger"
 STOPS = "holistic_stops"
 """``workerinput`` key: the session's early-stop table (its file and the session's run id), which every worker reads
 before computing an item of a run that may stop early (``stops.StopTable``)."""
+ENGINE = "holistic_engine"
+"""``workerinput`` key: the folder of the session's engine (``--model vllm:MODEL``), which every worker's model sends
+its requests to (``models.engine``); absent when the model runs in each process."""
 STOP_TABLE_FILE = "early-stops.sqlite"
 """The early-stop table's file name, beside the response cache or in the folder of worker ledgers."""
 

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 from xdist.scheduler import LoadScopeScheduling
 
-from ._roles import LEDGER, STOPS
+from ._roles import ENGINE, LEDGER, STOPS
 from .channels import relay_output, relay_report
 from .errors import error_line
 from .progress import ItemProgress, terminal_emitter
@@ -73,14 +73,21 @@ class XdistController:
     """The controller's xdist hooks: shard scheduling, and what the workers send relayed to the reporter's hooks."""
 
     def __init__(
-        self, config: pytest.Config, shard_size: int, ledger_folder: Callable[[], Path], stops: StopTable | None = None
+        self,
+        config: pytest.Config,
+        shard_size: int,
+        ledger_folder: Callable[[], Path],
+        stops: StopTable | None = None,
+        engine_folder: Path | None = None,
     ) -> None:
         """``ledger_folder``: where the workers keep their ledgers (made on first use), the folder the reporter reads;
-        ``stops``: the session's early-stop table, which the reporter writes and each worker reads."""
+        ``stops``: the session's early-stop table, which the reporter writes and each worker reads; ``engine_folder``:
+        the session's engine, which every worker's model uses (``--model vllm:MODEL``)."""
         self.config = config
         self.shard_size = shard_size
         self.ledger_folder = ledger_folder
         self.stops = stops
+        self.engine_folder = engine_folder
         self.progress: ItemProgress | None = None  # items/s and time left: a worker's own lines never reach the terminal
 
     def pytest_xdist_make_scheduler(self, config: pytest.Config, log: Any) -> Any:
@@ -93,6 +100,8 @@ class XdistController:
         node.workerinput[LEDGER] = str(self.ledger_folder())
         if self.stops is not None:
             node.workerinput[STOPS] = {"path": str(self.stops.path), "session": self.stops.session}
+        if self.engine_folder is not None:
+            node.workerinput[ENGINE] = str(self.engine_folder)
 
     def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
         """The controller never collects: the first worker's collection is the list of items the run means to run."""

@@ -9,6 +9,7 @@ plain text and path checks below; the code that uses a value loads only in a ses
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 from typing import Any
@@ -145,6 +146,69 @@ RETRIES = Option(
 OPENAI_OPTIONS: tuple[Option[Any], ...] = (API_KEY_ENV, API_ENDPOINT, CONCURRENCY, REQUEST_TIMEOUT, RETRIES)
 
 
+# -- the managed vLLM engine (vllm:MODEL) --------------------------------------------------------------------
+
+VLLM_OWN_ARGS = ("--model", "--served-model-name", "--host")
+"""Engine arguments the plugin sets itself: the model comes from ``vllm:MODEL``, the engine listens on loopback."""
+
+
+def _python(given: Given) -> str:
+    """The interpreter that runs vLLM (default: this one), as an absolute path that exists."""
+    import sys
+
+    if not given.text:
+        return sys.executable
+    path = (given.base / Path(given.text).expanduser()).absolute()
+    if not path.is_file() or not os.access(path, os.X_OK):
+        raise given.error("no such Python interpreter; give the python of the environment vLLM is installed in")
+    return str(path)
+
+
+def _engine_args(given: Given) -> tuple[str, ...]:
+    """The user's engine arguments, split as a shell would; the ones the plugin sets itself are refused."""
+    import shlex
+
+    try:
+        args = tuple(shlex.split(given.text))
+    except ValueError as error:
+        raise given.error(f"cannot split it into arguments ({error}); quote as in a shell") from None
+    for arg in args:
+        flag = arg.split("=", 1)[0]
+        if flag in VLLM_OWN_ARGS:
+            raise given.error(f"{flag} is set by pytest-holistic (the model comes from --model vllm:MODEL); leave it out")
+    return args
+
+
+def _start_timeout(given: Given) -> float:
+    return 600.0 if not given.text else _seconds(given)
+
+
+VLLM_PYTHON = Option(
+    "--holistic-vllm-python",
+    "vllm: models: the Python that runs vLLM, e.g. the python of a virtual environment of its own (default: this one)",
+    _python,
+    ini="holistic_vllm_python",
+    ini_help="the Python that runs vLLM for vllm: models (relative to the ini file)",
+    metavar="PATH",
+)
+VLLM_ARGS = Option(
+    "--holistic-vllm-args",
+    "vllm: models: arguments for vLLM's server, as one quoted string, e.g. \"--tensor-parallel-size 2 --dtype "
+    "bfloat16 --max-model-len 8192 --gpu-memory-utilization 0.85\" (prefix caching is on unless "
+    "--no-enable-prefix-caching is given)",
+    _engine_args,
+    ini="holistic_vllm_args",
+    metavar="ARGS",
+)
+VLLM_START_TIMEOUT = Option(
+    "--holistic-vllm-start-timeout",
+    "vllm: models: seconds the engine may take to start, loading included (default 600)",
+    _start_timeout,
+    ini="holistic_vllm_start_timeout",
+    metavar="SECONDS",
+)
+VLLM_OPTIONS: tuple[Option[Any], ...] = (VLLM_PYTHON, VLLM_ARGS, VLLM_START_TIMEOUT)
+
 # -- the toxicity metric --------------------------------------------------------------------------------
 
 SCORER_SPECS = "profanity (offline), perspective (PERSPECTIVE_API_KEY), or hf:NAME_OR_FOLDER (a text classifier)"
@@ -247,5 +311,6 @@ BUILTIN: tuple[tuple[Option[Any], str], ...] = (
     (QAFACTEVAL_SCORER, "metric 'qafacteval'"),
     *((option, "model backend 'transformers'") for option in HF_OPTIONS),
     *((option, "model backend 'openai'") for option in OPENAI_OPTIONS),
+    *((option, "model backend 'vllm'") for option in VLLM_OPTIONS),
 )
 """Every option above with who owns it, in the order ``pytest --help`` lists them."""

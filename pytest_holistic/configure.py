@@ -12,12 +12,13 @@ from pathlib import Path
 
 import pytest
 
-from ._roles import STOPS, Planned
+from ._roles import ENGINE, STOPS, Planned
 from .channels import InProcess, XdistWorker
 from .errors import UserError
 from .extensions import session_extensions
 from .gates import check_metric_name
 from .models import cache as response_cache
+from .models.engine import EngineSession
 from .printable import printable
 from .progress import ModelProgress, terminal_emitter
 from .progress.durations import ItemSeconds
@@ -56,7 +57,9 @@ def configure(config: pytest.Config, controller: bool, planned: Planned | None =
         # A worker never computes ahead (it does not know which shard it runs next) and its lines never reach the terminal.
         given = config.workerinput.get(STOPS)  # type: ignore[attr-defined]
         stops = StopTable(Path(given["path"]), str(given["session"])) if given else None
-        side = WorkerSide(config, settings, XdistWorker(config), stops=stops)
+        engine = config.workerinput.get(ENGINE)  # type: ignore[attr-defined]
+        shared = EngineSession(Path(engine)) if engine else None
+        side = WorkerSide(config, settings, XdistWorker(config), stops=stops, engine=shared)
         side.announce()
         return side
     if settings.cache_dir is not None and getattr(config.option, "cacheclear", False):
@@ -74,15 +77,22 @@ def configure(config: pytest.Config, controller: bool, planned: Planned | None =
         # Beside the response cache, which every worker reaches; without a cache, in the session's own folder of ledgers.
         stops = StopTable((settings.cache_dir or ledgers.folder()) / STOP_TABLE, run_id)
     side = WorkerSide(config, settings, InProcess(config), settings.overlap, progress, stops)
-    _configure_reporter(config, settings, plan, run_id, ledgers, stops)
+    engine = side.start_engine() if not config.option.collectonly else None
+    _configure_reporter(config, settings, plan, run_id, ledgers, stops, engine.folder if engine is not None else None)
     return side
 
 
 def _configure_reporter(
-    config: pytest.Config, settings: Settings, plan: ComparisonPlan | None, run_id: str, ledgers: Ledgers, stops: StopTable
+    config: pytest.Config,
+    settings: Settings,
+    plan: ComparisonPlan | None,
+    run_id: str,
+    ledgers: Ledgers,
+    stops: StopTable,
+    engine_folder: Path | None = None,
 ) -> None:
     """The controller's reporter and, with xdist, its glue; both are given the one folder of worker ledgers and the
-    early-stop table."""
+    early-stop table, and the glue the session's engine, for the workers."""
     from .scrubbing import scrub_text
 
     shown = scrub_text(settings.model)  # a spec with a URL's password or a key in it is never written or printed
@@ -109,7 +119,7 @@ def _configure_reporter(
     if config.pluginmanager.hasplugin("xdist"):
         from ._xdist import XdistController
 
-        config.pluginmanager.register(XdistController(config, settings.shard_size, ledgers.folder, stops), "holistic-xdist")
+        config.pluginmanager.register(XdistController(config, settings.shard_size, ledgers.folder, stops, engine_folder), "holistic-xdist")
 
 
 def unconfigure(config: pytest.Config, worker: WorkerSide) -> None:

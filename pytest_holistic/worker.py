@@ -31,8 +31,10 @@ from .gates import check_metric_name
 from .methods import KINDS
 from .metrics import known_names
 from .metrics.base import EFFICIENCY, Score
+from .models.base import ManagesEngine
 from .models.cache import ResponseCache
 from .models.cached import CachedModel
+from .models.engine import EngineSession
 from .models.registry import Backend
 from .printable import printable
 from .progress import ModelProgress
@@ -191,10 +193,12 @@ class WorkerSide:
         overlap: str = "off",
         progress: ModelProgress | None = None,
         stops: StopTable | None = None,
+        engine: EngineSession | None = None,
     ) -> None:
         """``outbox``, ``overlap`` (computing shards ahead) and ``progress`` (lines about what the model does, where
         this process owns the terminal) come with the process's role, decided at configure; ``stops`` is the session's
-        early-stop table (None: no run of this session can stop early)."""
+        early-stop table (None: no run of this session can stop early); ``engine``: the session's engine, which a
+        worker's controller started (the controller starts its own with ``start_engine``)."""
         self.config = config
         self.settings = settings
         self.outbox = outbox
@@ -215,13 +219,18 @@ class WorkerSide:
             past_stop=self.order.past_stop,
         )
         self._announced: set[str] = set()
+        self.engine = engine  # the session's engine (--model vllm:MODEL), when the model runs in one
         self._counts_key: tuple[Any, ...] | None = None  # what the counts were at the last item's checkpoint
         self.model.progress = progress
 
     def _backend(self) -> Backend:
-        """The backend of ``--model``: a plugin's answer first, then the registry (asked once, on first use)."""
+        """The backend of ``--model``: a plugin's answer first, then the registry (asked once, on first use); one
+        that runs in the session's engine is handed it."""
         provided = self.config.hook.pytest_holistic_make_model(config=self.config, name=self.settings.model)
-        return self.settings.backends.resolve(self.settings.model, self.settings.backend_options, provided)
+        backend = self.settings.backends.resolve(self.settings.model, self.settings.backend_options, provided)
+        if self.engine is not None and isinstance(backend, ManagesEngine):
+            backend.join_engine(self.engine)
+        return backend
 
     # -- collection ---------------------------------------------------------------------------------
 
@@ -477,9 +486,28 @@ class WorkerSide:
         """The session is ending early: requests in flight are cancelled, none is started; what was committed stays."""
         self.model.cancel()
 
+    # -- an engine the session runs (--model vllm:MODEL) -------------------------------------------------
+
+    def start_engine(self) -> EngineSession | None:
+        """pytest's main process: the engine's supervisor, when the model's kind runs an engine (the engine itself
+        starts when a process first needs it). Nothing when resolving the backend fails: its items say why."""
+        kind = self.settings.backends.kind_for(self.settings.model)
+        if kind is None or not kind.engine:
+            return None
+        try:  # a backend of its own: the model's is resolved when first used, so an xdist controller stays idle
+            backend = self._backend()
+        except HolisticError:
+            return None
+        if not isinstance(backend, ManagesEngine):
+            return None
+        self.engine = EngineSession.start_supervisor(backend.engine_command())
+        return self.engine
+
     def close(self) -> None:
         self.executor.close()
         self.model.close()
+        if self.engine is not None:
+            self.engine.stop()  # only the process that started it stops it (the others' session is not owned)
 
 
 def prepare_worker(config: pytest.Config, settings: Settings) -> None:

@@ -13,9 +13,12 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
-from typing import Any, ClassVar, NoReturn, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, ClassVar, NoReturn, Protocol, runtime_checkable
 
 from ..errors import ModelOutputError
+
+if TYPE_CHECKING:
+    from .engine import EngineCommand, EngineSession
 
 
 @dataclass(frozen=True)
@@ -275,6 +278,20 @@ class ReportsCapabilities(Protocol):
     """
 
     def missing_capability(self, kind: str) -> str | None: ...
+
+
+@runtime_checkable
+class ManagesEngine(Protocol):
+    """A backend whose model runs in an engine server that the session starts once and shares (``vllm:MODEL``).
+
+    pytest's main process asks for ``engine_command`` at configure and starts the engine's supervisor with it
+    (:mod:`.engine`); every process then hands its backend the session with ``join_engine`` before loading, so
+    all of them send their requests to the one engine, which starts only when a process first loads the model.
+    """
+
+    def engine_command(self) -> EngineCommand: ...
+
+    def join_engine(self, session: EngineSession) -> None: ...
 
 
 def outcomes(count: int, batches: Iterator[list[tuple[int, Any]]]) -> list[Any]:

@@ -8,11 +8,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import embedded, hf_options, openai_options
+from . import embedded, hf_options, openai_options, vllm_options
 from .base import ModelOptions
 from .hf_options import HFOptions
 from .openai_options import OpenAIOptions
 from .registry import BackendKind, common_options
+from .vllm_options import VllmOptions
 
 DEFAULT_MODEL = embedded.NAME
 """The model a run evaluates when none is named."""
@@ -54,6 +55,19 @@ def _check_served(spec: str, _options: OpenAIOptions) -> None:
     parse_spec(spec)
 
 
+def _vllm(spec: str, options: VllmOptions) -> object:
+    from .vllm_backend import VllmBackend
+
+    return VllmBackend(spec, options)
+
+
+def _check_vllm(spec: str, options: VllmOptions) -> None:
+    """An empty model name or a port that is not a number is a usage error now; the engine starts on first use."""
+    from .vllm_backend import VllmBackend
+
+    VllmBackend(spec, options)
+
+
 def _any(_spec: str) -> bool:
     return True
 
@@ -63,6 +77,8 @@ BUILTIN_BACKENDS: tuple[BackendKind[Any], ...] = (
     BackendKind("embedded", _embedded, hf_options.read, hf_options.OPTIONS, takes=embedded.ALIASES.__contains__),
     BackendKind("scripted", _scripted, common_options, check=_check_scripted),
     BackendKind(openai_options.SCHEME, _served, openai_options.read, openai_options.OPTIONS, check=_check_served),
+    BackendKind(vllm_options.SCHEME, _vllm, vllm_options.read, vllm_options.OPTIONS, check=_check_vllm, engine=True),
 )
 """In registration order: a hub name or folder (any spec without a scheme), the embedded model's names (a
-transformers model too, so with the same options), ``scripted:PATH`` and ``openai:URL#NAME``."""
+transformers model too, so with the same options), ``scripted:PATH``, ``openai:URL#NAME`` and ``vllm:MODEL`` (an
+engine the session runs)."""

@@ -75,6 +75,7 @@ class BackendKind(Generic[T]):
     options: tuple[Option[Any], ...] = ()
     takes: Callable[[str], bool] | None = None  # for specs without a scheme: whether this kind takes one
     check: Callable[[str, T], None] | None = None
+    engine: bool = False  # its backends run an engine server the session starts once (``base.ManagesEngine``)
 
 
 def common_options(_values: Values, options: ModelOptions) -> ModelOptions:
