@@ -4,7 +4,7 @@ Run by :mod:`.engine` as ``python engine_supervisor.py FOLDER OWNER_PID``, by it
 standard library. It watches the folder (see :mod:`.engine` for its files) and the pytest process that started it:
 
 - once ``start`` appears, it runs the engine's quick check, then the engine, in a process group of its own, with its
-  temporary files in ``FOLDER/tmp`` and its output in ``FOLDER/engine.log``; it writes ``state.json`` when the engine
+  temporary files in ``FOLDER/tmp`` (or a shorter folder of its own in ``/tmp``, see ``temporary_folder``) and its output in ``FOLDER/engine.log``; it writes ``state.json`` when the engine
   answers, or when it exits or misses its deadline first (then with the last lines of its log, in one line);
 - on SIGTERM (pytest's end, Ctrl-C included), or when pytest's main process is gone (``kill -9``, a crash: this
   process is then handed to another parent), it stops the engine's whole group (SIGTERM, SIGKILL after a grace) and
@@ -23,6 +23,7 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.request
 from pathlib import Path
@@ -31,6 +32,8 @@ from typing import Any
 POLL_SECONDS = 0.2
 GRACE_SECONDS = 20.0
 """Between SIGTERM and SIGKILL of the engine's group."""
+MAX_TEMPORARY_PATH = 60
+"""Bytes of a temporary folder's path beyond which the engine gets a shorter one (see ``temporary_folder``)."""
 LOG_LINES = 5
 """Lines of the engine's log that a failure quotes."""
 
@@ -60,6 +63,8 @@ class Supervisor:
         self.ready = False
         self.failed = False
         self.stopping = False
+        self.temporary: Path | None = None
+        self.short_temporary: Path | None = None  # the engine's temporary folder when not in the session's folder
 
     def asked_to_stop(self, _signum: int, _frame: object) -> None:
         self.stopping = True
@@ -92,8 +97,7 @@ class Supervisor:
             self.fail(problem, with_fix=False)  # the line says what to do already
             return
         argv = [str(part).replace("{port}", str(self.port)) for part in self.command["argv"]]
-        temporary = self.folder / "tmp"
-        temporary.mkdir(exist_ok=True)
+        temporary = self.temporary = self.temporary_folder()
         environment = {**os.environ, **self.command["environment"], "TMPDIR": str(temporary)}
         self.started = time.monotonic()
         with (self.folder / "engine.log").open("wb") as log:
@@ -110,6 +114,16 @@ class Supervisor:
                 )
             except OSError as error:
                 self.fail(f"cannot run {argv[0]} ({error.strerror})", with_fix=False)
+
+    def temporary_folder(self) -> Path:
+        """The engine's temporary folder: in the session's folder, or one of its own in ``/tmp`` when that path is too
+        long for the Unix sockets engines make there (vLLM's: at most 107 bytes, 37 of them its own name)."""
+        inside = self.folder / "tmp"
+        if len(str(inside)) <= MAX_TEMPORARY_PATH or not os.access("/tmp", os.W_OK):
+            inside.mkdir(exist_ok=True)
+            return inside
+        self.short_temporary = Path(tempfile.mkdtemp(prefix="holistic-engine-", dir="/tmp"))
+        return self.short_temporary
 
     def check(self) -> str | None:
         """Why the engine cannot start (not installed, a busy port), found in seconds rather than at the deadline."""
@@ -151,6 +165,7 @@ class Supervisor:
                     "version": version,
                     "seconds": round(time.monotonic() - self.started, 3),
                     "pid": self.engine.pid,
+                    "temporary": str(self.temporary),
                 }
             )
         elif time.monotonic() - self.started > float(self.command["start_timeout"]):
@@ -203,6 +218,8 @@ class Supervisor:
         signal.signal(signal.SIGINT, signal.SIG_IGN)
         self.stop_engine()
         shutil.rmtree(self.folder, ignore_errors=True)
+        if self.short_temporary is not None:
+            shutil.rmtree(self.short_temporary, ignore_errors=True)
 
 
 def _signal_group(pid: int, signum: int) -> None:
