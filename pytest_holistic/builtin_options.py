@@ -127,18 +127,18 @@ API_ENDPOINT = Option(
     choices=API_ENDPOINTS,
 )
 CONCURRENCY = Option(
-    "--holistic-concurrency", "openai: models: requests in flight at once per process (default 8)", _concurrency, metavar="N"
+    "--holistic-concurrency", "openai: and vllm: models: requests in flight at once per process (default 8)", _concurrency, metavar="N"
 )
 REQUEST_TIMEOUT = Option(
     "--holistic-request-timeout",
-    "openai: models: wall-clock seconds one try of a request may take, connecting, headers and body together, "
+    "openai: and vllm: models: wall-clock seconds one try of a request may take, connecting, headers and body together, "
     "before it is retried (default 300); one request takes at most (retries + 1) x SECONDS + retries x 30 s",
     _seconds,
     metavar="SECONDS",
 )
 RETRIES = Option(
     "--holistic-retries",
-    "openai: models: further tries after a 429, a 5xx, a timeout or a dropped connection (default 4): a request "
+    "openai: and vllm: models: further tries after a 429, a 5xx, a timeout or a dropped connection (default 4): a request "
     "is sent at most N + 1 times, waiting the server's Retry-After (at most 30 s) or a backoff in between",
     _retries,
     metavar="N",

@@ -38,7 +38,8 @@ PLACEMENT_ONLY = frozenset(
         "--distributed-executor-backend", "--gpu-memory-utilization", "--max-num-seqs", "--max-num-batched-tokens",
         "--swap-space", "--cpu-offload-gb", "--port", "--api-key", "--uvicorn-log-level", "--api-server-count",
         "--disable-log-stats", "--disable-log-requests", "--enable-log-requests", "--enable-prefix-caching",
-        "--no-enable-prefix-caching", "--block-size", "--kv-cache-memory-bytes",
+        "--no-enable-prefix-caching", "--block-size", "--kv-cache-memory-bytes", "--data-parallel-rank",
+        "--data-parallel-start-rank", "--data-parallel-hybrid-lb", "--data-parallel-external-lb", "--headless",
     }
 )  # fmt: skip
 """Engine arguments that place the work without changing an answer, left out of the cache key."""
