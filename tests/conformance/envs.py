@@ -14,6 +14,24 @@ from collections.abc import Sequence
 from pathlib import Path
 
 
+REPRODUCIBLE_NUMERICS = {
+    "OPENBLAS_CORETYPE": "Haswell",
+    "OPENBLAS_NUM_THREADS": "1",
+    "OMP_NUM_THREADS": "1",
+    "MKL_NUM_THREADS": "1",
+    "NPY_DISABLE_CPU_FEATURES": "X86_V4 AVX512_ICL AVX512_SPR",
+}
+"""The same floating-point code paths on any x86-64 machine with AVX2, for the goldens' generators and the references
+they run. OpenBLAS, MKL, NumPy and torch each pick kernels by the CPU they find (AVX-512 or not, Intel or AMD) and split
+sums by thread count, and those round differently in the last bits: regenerated on another machine, HELM's calibration
+numbers (Platt scaling, binned ECE) changed in their last digits until these were pinned."""
+
+
+def pin_numerics() -> None:
+    """Set ``REPRODUCIBLE_NUMERICS`` for this process (before it imports numpy or torch) and every process it starts."""
+    os.environ.update(REPRODUCIBLE_NUMERICS)
+
+
 def cache_root() -> Path:
     """Where the environments live: ``PYTEST_HOLISTIC_CACHE_DIR``, else ``~/.cache/pytest-holistic``."""
     return Path(os.environ.get("PYTEST_HOLISTIC_CACHE_DIR") or Path.home() / ".cache" / "pytest-holistic")

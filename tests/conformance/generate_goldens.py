@@ -91,6 +91,9 @@ def generate(section: str, python: Path, versions: dict[str, str]) -> Path:
 
 def main(argv: list[str] | None = None) -> int:
     sys.path.insert(0, str(ROOT))  # run as a script: the project's tests package, for the inputs and envs
+    from tests.conformance.envs import pin_numerics
+
+    pin_numerics()  # before anything imports numpy: byte-identical goldens on any machine
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--only", action="append", choices=SECTIONS, help="regenerate this section only (repeatable)")
     parser.add_argument(

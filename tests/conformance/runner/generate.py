@@ -193,6 +193,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--output", type=Path, default=GOLDEN, help="where the golden goes (default: %(default)s)")
     args = parser.parse_args(argv)
     sys.path.insert(0, str(ROOT))
+    from tests.conformance.envs import pin_numerics
+
+    pin_numerics()  # before torch and numpy are imported, here and in HELM's run: byte-identical goldens on any machine
     from tests.conformance.runner import build_env
     from tests.conformance.runner.cases import CASES, SERVED_CASES, served
     from tests.conformance.runner.model import HELM_MODEL, HELM_SERVED_MODEL, build, fingerprint
