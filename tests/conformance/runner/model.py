@@ -3,13 +3,18 @@
 HELM's ``--enable-local-huggingface-models`` names a local model ``huggingface/<folder name>`` and takes its window
 from the tokenizer's ``model_max_length``; 4096 positions hold the offline editions' few-shot prompts (about one
 token per 2-3 characters with this 320-token vocabulary: about 2,400 for BoolQ with HELM's five passages), so neither
-side shortens a prompt. The weights' fingerprint goes into the golden: a rebuild that drifts (another torch, another
-CPU kernel) says so before any number is compared.
+side shortens a prompt. The model trains in a process of its own with ``REPRODUCIBLE_NUMERICS`` (torch's AVX2
+kernels, one thread), so its weights come out the same on any x86-64 machine with AVX2, AVX-512 or not (left to
+itself, torch trains it with AVX-512 kernels where the CPU has them, and the weights differ). The weights' fingerprint
+goes into the golden: a rebuild that still drifts (another torch) says so before any number is compared.
 """
 
 from __future__ import annotations
 
 import hashlib
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 from tests.tiny_model import build_tiny_gpt2
@@ -27,6 +32,18 @@ REPEATED = 8
 
 
 def build(parent: Path) -> Path:
+    """Build the model in ``parent/NAME`` in a process of its own with the pinned numerics (see the module's notes)."""
+    from tests.conformance.envs import REPRODUCIBLE_NUMERICS
+
+    root = Path(__file__).resolve().parents[3]
+    code = f"from pathlib import Path; from tests.conformance.runner.model import train; train(Path({str(parent)!r}))"
+    subprocess.run(
+        [sys.executable, "-c", code], check=True, cwd=root, env={**os.environ, **REPRODUCIBLE_NUMERICS, "PYTHONPATH": str(root)}
+    )
+    return parent / NAME
+
+
+def train(parent: Path) -> Path:
     """Build the model in ``parent/NAME`` on one CPU thread (the same sums in the same order on any machine).
 
     The model trains on sentences of a few dozen tokens, so the positions past them keep their random start and a

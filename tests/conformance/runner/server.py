@@ -171,11 +171,18 @@ def handler(engine: Engine) -> type[BaseHTTPRequestHandler]:
 
 @contextmanager
 def serving(folder: Path) -> Iterator[str]:
-    """Start this server on ``folder`` in a process of its own; yields its base URL (``http://127.0.0.1:PORT/v1``)."""
+    """Start this server on ``folder`` in a process of its own, with the goldens' pinned numerics; yields its base URL
+    (``http://127.0.0.1:PORT/v1``)."""
+    import os
     import subprocess
 
+    from tests.conformance.envs import REPRODUCIBLE_NUMERICS
+
     process = subprocess.Popen(
-        [sys.executable, str(Path(__file__).resolve()), str(folder)], stdout=subprocess.PIPE, text=True
+        [sys.executable, str(Path(__file__).resolve()), str(folder)],
+        stdout=subprocess.PIPE,
+        text=True,
+        env={**os.environ, **REPRODUCIBLE_NUMERICS},  # the numerics the golden was made with, on any machine
     )
     try:
         assert process.stdout is not None
