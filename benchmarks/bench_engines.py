@@ -25,8 +25,10 @@ a Python that imports vllm the vLLM side is skipped with one line (``eval "$(bas
 ``--vllm-args`` defaults to ``--dtype float32 --max-model-len 4096``, plus ``--enforce-eager`` when that Python's
 torch sees no CUDA device; on a CPU the engine also gets ``VLLM_CPU_KVCACHE_SPACE=1`` (GiB) unless it is set. On a GPU
 pass your own arguments (e.g. ``--vllm-args "--dtype bfloat16 --gpu-memory-utilization 0.85"``).
-``--max-instances`` is ``--holistic-max-instances`` for every run; the default is the whole editions, which take about
-10-15 minutes per side on 2 CPU cores with the embedded model (``--max-instances 2`` for a quick check).
+``--max-instances`` is ``--holistic-max-instances`` for every run; the default is the whole editions (491 + 15 + 45
+items), expected to take well under 10 minutes per side on 2 idle CPU cores with the embedded model (the transformers
+side's few-shot run took 44 s of model time in bench_speed.py; each vLLM run adds an engine start of 25-45 s).
+``--max-instances 2`` is a quick check: about 3 minutes for the few-shot workload, both sides, on a loaded machine.
 The project's GPU machine has torch, transformers, pytest and xdist only and carries at most 64 MiB, so vLLM (2.5 GB
 and more) cannot go there: run this wherever you have vLLM installed. Imports nothing heavy.
 """
@@ -246,7 +248,8 @@ def run_workload(name: str, args: argparse.Namespace, folder: str, vllm: dict[st
             side = run_side("vllm", "off", targets, work, model=f"vllm:{folder}", supported=False, extra=[*extra, *served])
         sides["vllm"] = side_figures(side, load_report(side))
         texts["vllm"] = answers_of(load_report(side))
-    result: dict[str, Any] = {"title": title, "targets": targets, "pytest_args": extra, "sides": sides}
+    items = len(set().union(*(answers.keys() for answers in texts.values())))
+    result: dict[str, Any] = {"title": title, "targets": targets, "pytest_args": extra, "items": items, "sides": sides}
     if vllm is not None:
         result["agreement"] = agreement(texts["transformers"], texts["vllm"])
     return result
@@ -276,18 +279,15 @@ def side_line(label: str, side: dict[str, Any]) -> str:
     )
 
 
-def report_lines(results: dict[str, Any], skipped: str | None) -> list[str]:
+def report_lines(results: dict[str, Any]) -> list[str]:
     lines = []
     for name, result in results["workloads"].items():
         sides = result["sides"]
-        items = result.get("agreement", {}).get("items")
-        count = f", {items} items" if items is not None else ""
-        lines.append(f"\n{name}: {result['title']}{count} (whole cold processes; model time excludes load)")
+        lines.append(f"\n{name}: {result['title']}, {result['items']} items (whole cold processes; model time excludes load)")
         for label, side in sides.items():
             lines.append(side_line(label, side))
         if "vllm" not in sides:
-            lines.append(f"  {skipped}")
-            continue
+            continue  # the line saying why was printed once, before the runs
         first, second = sides["transformers"], sides["vllm"]
         lines.append(
             f"  vllm/transformers: wall {ratio(second['wall_s'], first['wall_s'])}   "
@@ -349,7 +349,7 @@ def main(argv: list[str] | None = None) -> int:
     for name in workloads:
         results["workloads"][name] = run_workload(name, args, folder, vllm)
         (WORK / "results.json").write_text(json.dumps(results, indent=1), encoding="utf-8")
-    for line in report_lines(results, skipped):
+    for line in report_lines(results):
         print(line)
     return 0
 

@@ -111,3 +111,38 @@ def test_a_bad_option_is_one_line_and_status_2(arguments: list[str], said: str, 
     )  # fmt: skip
     assert done.returncode == 2
     assert done.stdout == "" and done.stderr.count("\n") == 1 and said in done.stderr and "Traceback" not in done.stderr
+
+
+def _side(wall: float, model: float, start: float | None, requests: int) -> dict[str, Any]:
+    return {
+        "wall_s": wall,
+        "model_s": model,
+        "model_max_s": model,
+        "workers": 1,
+        "engine_start_s": start,
+        "engine_version": "0.32.0" if start is not None else None,
+        "requests_sent": {"generation": requests, "loglikelihood": 0, "total": requests},
+        "requests_per_model_s": requests / model,
+        "passed_line": f"{requests} passed",
+    }
+
+
+def test_the_table_has_ratios_and_mismatches_only_when_vllm_ran(bench: ModuleType) -> None:
+    mismatches = [[f"t.py::test[{k}]", "Yes", "No"] for k in range(7)]
+    agreed = {"items": 16, "same": 9, "compared_logprobs": 9, "max_logprob_difference": 2e-5, "mismatches": mismatches}
+    both = {
+        "title": "BoolQ",
+        "items": 16,
+        "sides": {"transformers": _side(71.0, 54.3, None, 16), "vllm": _side(94.8, 8.2, 57.4, 16)},
+    }
+    results = {"vllm": {"args": "--dtype float32"}, "workloads": {"fewshot": {**both, "agreement": agreed}}}
+    text = "\n".join(bench.report_lines(results))
+    assert "vllm/transformers: wall 1.335x   model 0.151x" in text and "start  57.4 s" in text
+    assert "same text on 9/16 items; largest |log-prob difference| 2.00e-05" in text
+    assert "t.py::test[4]" in text and "t.py::test[5]" not in text and "... and 2 more" in text
+    alone = {
+        "vllm": None,
+        "workloads": {"fewshot": {"title": "BoolQ", "items": 16, "sides": {"transformers": _side(71.0, 54.3, None, 16)}}},
+    }
+    lines = bench.report_lines(alone)
+    assert len(lines) == 2 and "0.29 req/s" in lines[1] and "vllm" not in "\n".join(lines)
