@@ -25,9 +25,10 @@ a Python that imports vllm the vLLM side is skipped with one line (``eval "$(bas
 ``--vllm-args`` defaults to ``--dtype float32 --max-model-len 4096``, plus ``--enforce-eager`` when that Python's
 torch sees no CUDA device; on a CPU the engine also gets ``VLLM_CPU_KVCACHE_SPACE=1`` (GiB) unless it is set. On a GPU
 pass your own arguments (e.g. ``--vllm-args "--dtype bfloat16 --gpu-memory-utilization 0.85"``).
-``--max-instances`` is ``--holistic-max-instances`` for every run; the default is the whole editions (491 + 15 + 45
-items), expected to take well under 10 minutes per side on 2 idle CPU cores with the embedded model (the transformers
-side's few-shot run took 44 s of model time in bench_speed.py; each vLLM run adds an engine start of 25-45 s).
+``--max-instances`` is ``--holistic-max-instances`` for every run. The default is the whole editions (491 BoolQ and
+IMDB items, 15 articles, 15 HellaSwag contexts and their perturbations), expected to take under 10 minutes per side
+on 2 idle CPU cores with the embedded model (not yet timed whole on an idle machine: the transformers side's few-shot
+run took 44 s of model time in bench_speed.py, and each vLLM run adds an engine start of 25-45 s).
 ``--max-instances 2`` is a quick check: about 3 minutes for the few-shot workload, both sides, on a loaded machine.
 The project's GPU machine has torch, transformers, pytest and xdist only and carries at most 64 MiB, so vLLM (2.5 GB
 and more) cannot go there: run this wherever you have vLLM installed. Imports nothing heavy.
