@@ -270,13 +270,13 @@ def ratio(a: float | None, b: float | None) -> str:
 def side_line(label: str, side: dict[str, Any]) -> str:
     requests = side["requests_sent"]
     rate = side["requests_per_model_s"]
-    summed = f", summed over {side['workers']} workers {side['model_s']:.1f} s" if side["workers"] > 1 else ""
+    summed = f"model summed over {side['workers']} workers {side['model_s']:.1f} s; " if side["workers"] > 1 else ""
     kinds = f"{requests['generation']} gen + {requests['loglikelihood']} ll"
     rate_text = f"{rate:7.2f} req/s" if rate is not None else "      - req/s"
     return (
         f"  {label:<13} wall {seconds(side['wall_s'])}   model {seconds(side['model_max_s'])}   "
         f"start {seconds(side['engine_start_s'], 5)}   requests {requests['total']:5d} ({kinds})   {rate_text}   "
-        f"({side['passed_line']}{summed})"
+        f"({summed}{side['passed_line']})"
     )
 
 
