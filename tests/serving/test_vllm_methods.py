@@ -180,8 +180,8 @@ def _sections(output: str) -> dict[str, list[str]]:
 def _served_report(folder: Path, server: VllmServer) -> dict:
     """The latest report of the runs against ``server``: reports are filed by the model's URL, answers cached by its
     served name."""
-    (path,) = [p for p in folder.glob("*/latest/report.json") if json.loads(p.read_text())["model"]["details"]["url"] == server.url]
-    report = json.loads(path.read_text())
+    reports = [json.loads(path.read_text()) for path in folder.glob("*/latest/report.json")]
+    (report,) = [report for report in reports if report["model"]["details"]["url"] == server.url]
     assert validate_report(report) == []
     return report
 
@@ -234,7 +234,7 @@ def test_a_server_killed_mid_run_errors_the_rest_in_one_line_and_a_rerun_resumes
             "--holistic-retries", "1", "--holistic-report-dir", str(tmp_path / "reports"), "-n", "0"]  # fmt: skip
     run = start_pytest(ROOT, "-q", "-p", "no:randomly", *args, "--model", f"openai:{first.url}#{NAME}")
     _until(lambda: cache_rows(tmp_path) >= 3, run, "three answers committed")
-    os.killpg(first.process.pid, signal.SIGKILL)
+    first.kill()
     output = _finish(run, 300)
     assert run.returncode == pytest.ExitCode.TESTS_FAILED, output[-3000:]
     assert not any(word in output for word in FORBIDDEN), output[-3000:]
@@ -280,7 +280,8 @@ def test_ctrl_c_mid_run_ends_pytest_interrupted_with_a_report_and_leaves_the_ser
     """SIGINT to pytest's process group, as a terminal sends it; the server, in a group of its own, never gets it
     and must go on answering after its client dropped the requests in flight."""
     run = start_pytest(
-        ROOT, "-q", "-p", "no:randomly", "suites/core/test_msmarco.py::test_msmarco_regular", "--holistic-max-instances", "4", "--holistic-concurrency", "2", "--model", f"openai:{vllm_server.url}#{NAME}",
+        ROOT, "-q", "-p", "no:randomly", "suites/core/test_msmarco.py::test_msmarco_regular",
+        "--holistic-max-instances", "4", "--holistic-concurrency", "2", "--model", f"openai:{vllm_server.url}#{NAME}",
         "--holistic-report-dir", str(tmp_path / "reports"), "-n", "0",
     )  # fmt: skip
     _until(lambda: cache_rows(tmp_path) >= 3, run, "three answers committed")
