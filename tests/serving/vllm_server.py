@@ -66,6 +66,7 @@ class VllmServer:
             "HF_HUB_OFFLINE": "1",  # a local folder: nothing to fetch
         }
         env.pop("PYTHONPATH", None)  # the project's code is no business of vLLM's interpreter
+        self._shared: set[Path] = set()
         self.started = time.monotonic()
         with self.log.open("wb") as log:
             self.process = subprocess.Popen(
@@ -92,8 +93,15 @@ class VllmServer:
         self.stop()
         pytest.skip(f"the vLLM server {what}: {' | '.join(lines[-LOG_LINES:]) or 'no log'}")
 
+    def kill(self) -> None:
+        """SIGKILL to the whole process group at once, as a crash would end it; ``stop`` then removes what it left."""
+        self._shared |= _shared_memory(self.process.pid)
+        os.killpg(self.process.pid, signal.SIGKILL)
+
     def stop(self) -> None:
-        """SIGTERM to the whole process group (the API server and its engine core), SIGKILL after a deadline."""
+        """SIGTERM to the whole process group (the API server and its engine core), SIGKILL after a deadline; then
+        the shared memory the group had, which a killed engine leaves in /dev/shm (hundreds of MiB a start)."""
+        self._shared |= _shared_memory(self.process.pid)
         if self.process.poll() is None:
             try:
                 os.killpg(self.process.pid, signal.SIGTERM)
@@ -106,6 +114,24 @@ class VllmServer:
             pass
         self.process.wait()
         shutil.rmtree(self.folder / "tmp", ignore_errors=True)
+        for path in self._shared:
+            path.unlink(missing_ok=True)
+
+
+def _shared_memory(group: int) -> set[Path]:
+    """The files under /dev/shm that the processes of ``group`` map or hold open (vLLM's message queues, Python's
+    named semaphores): nothing else may use them, and a process group killed at once cannot remove them itself."""
+    found: set[Path] = set()
+    for process in Path("/proc").iterdir():
+        try:
+            if not process.name.isdigit() or int((process / "stat").read_text().rpartition(")")[2].split()[2]) != group:
+                continue
+            mapped = [line.split(maxsplit=5)[5] for line in (process / "maps").read_text().splitlines() if " /dev/shm/" in line]
+            opened = [os.readlink(fd) for fd in (process / "fd").iterdir()]
+        except (OSError, ValueError, IndexError):  # gone meanwhile, or not ours to read
+            continue
+        found.update(Path(name.removesuffix(" (deleted)")) for name in [*mapped, *opened] if name.startswith("/dev/shm/"))
+    return found
 
 
 @pytest.fixture(scope="session")
