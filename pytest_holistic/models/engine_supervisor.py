@@ -64,6 +64,8 @@ class Supervisor:
         self.failed = False
         self.stopping = False
         self.temporary: Path | None = None
+        self.shared: set[Path] = set()  # /dev/shm files the engine's group held, removed once it is gone
+        self.shared_before: set[Path] = set()  # multiprocessing's /dev/shm files before the engine started
         self.short_temporary: Path | None = None  # the engine's temporary folder when not in the session's folder
 
     def asked_to_stop(self, _signum: int, _frame: object) -> None:
@@ -98,6 +100,7 @@ class Supervisor:
             return
         argv = [str(part).replace("{port}", str(self.port)) for part in self.command["argv"]]
         temporary = self.temporary = self.temporary_folder()
+        self.shared_before = _shared_files()
         environment = {**os.environ, **self.command["environment"], "TMPDIR": str(temporary)}
         self.started = time.monotonic()
         with (self.folder / "engine.log").open("wb") as log:
@@ -157,6 +160,7 @@ class Supervisor:
             return
         if _answers(self.address(self.command["ready_path"])):
             self.ready = True
+            self.shared |= _shared_memory(self.engine.pid)  # in case it dies by itself later
             version = _version(self.address(self.command["version_path"])) if self.command.get("version_path") else None
             self.write_state(
                 {
@@ -200,10 +204,13 @@ class Supervisor:
     # -- stopping ----------------------------------------------------------------------------------
 
     def stop_engine(self) -> None:
-        """SIGTERM to the engine's whole group, SIGKILL to what is left after the grace."""
+        """SIGTERM to the engine's whole group, SIGKILL to what is left after the grace; then the shared memory the
+        group held, and multiprocessing files made since it started that no process holds: a killed engine cannot remove
+        them itself (vLLM's message queues: hundreds of MiB a start)."""
         engine = self.engine
         if engine is None:
             return
+        self.shared |= _shared_memory(engine.pid)
         if engine.poll() is None:
             _signal_group(engine.pid, signal.SIGTERM)
             try:
@@ -212,6 +219,12 @@ class Supervisor:
                 pass
         _signal_group(engine.pid, signal.SIGKILL)  # the engine-core processes it may leave behind
         engine.wait()
+        deadline = time.monotonic() + GRACE_SECONDS
+        while _group_alive(engine.pid) and time.monotonic() < deadline:
+            time.sleep(POLL_SECONDS)
+        leftovers = self.shared | (_shared_files() - self.shared_before)  # (a semaphore a killed process never unlinked)
+        for path in leftovers - _shared_memory(None):  # what no live process holds any more
+            path.unlink(missing_ok=True)
 
     def shut_down(self) -> None:
         signal.signal(signal.SIGTERM, signal.SIG_IGN)  # a second SIGTERM must not cut the clean-up short
@@ -220,6 +233,48 @@ class Supervisor:
         shutil.rmtree(self.folder, ignore_errors=True)
         if self.short_temporary is not None:
             shutil.rmtree(self.short_temporary, ignore_errors=True)
+
+
+def _group_of(process: Path) -> int:
+    return int((process / "stat").read_text().rpartition(")")[2].split()[2])
+
+
+def _group_alive(group: int) -> bool:
+    for process in Path("/proc").glob("[0-9]*"):
+        try:
+            if _group_of(process) == group:
+                return True
+        except (OSError, ValueError, IndexError):
+            continue
+    return False
+
+
+SHARED_PREFIXES = ("psm_", "sem.mp-")
+"""The /dev/shm files of Python's multiprocessing (shared memory blocks, named semaphores), which vLLM's processes make."""
+
+
+def _shared_files() -> set[Path]:
+    """Python multiprocessing's files in /dev/shm now."""
+    try:
+        return {path for path in Path("/dev/shm").iterdir() if path.name.startswith(SHARED_PREFIXES)}
+    except OSError:
+        return set()
+
+
+def _shared_memory(group: int | None) -> set[Path]:
+    """The files under /dev/shm that the processes of ``group`` (None: any process) map or hold open."""
+    found: set[Path] = set()
+    for process in Path("/proc").glob("[0-9]*"):
+        try:
+            if group is not None and _group_of(process) != group:
+                continue
+            maps = (process / "maps").read_text().splitlines()
+            mapped = [line.split(maxsplit=5)[5] for line in maps if " /dev/shm/" in line]
+            opened = [os.readlink(fd) for fd in (process / "fd").iterdir()]
+        except (OSError, ValueError, IndexError):  # gone meanwhile, or not ours to read
+            continue
+        found.update(Path(name.removesuffix(" (deleted)")) for name in [*mapped, *opened] if name.startswith("/dev/shm/"))
+    return found
 
 
 def _signal_group(pid: int, signum: int) -> None:

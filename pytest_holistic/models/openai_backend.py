@@ -197,6 +197,9 @@ class OpenAIModel(BatchStreaming):
     def __init__(self, client: JsonClient, capabilities: Capabilities, identity: ModelInfo, concurrency: int) -> None:
         self.client = client
         self.capabilities = capabilities
+        self.start_text = ""
+        """The model's start token as text, put before a context that opens a text (``text_start``) when the server's
+        tokenizer adds none itself; empty where unknown (a plain ``openai:`` model: the server adds what it adds)."""
         self.concurrency = max(1, concurrency)
         self._pool = RequestPool(self.concurrency)
         self.info = ModelInfo(
@@ -279,7 +282,9 @@ class OpenAIModel(BatchStreaming):
         return GenerationResult(redacted, logprobs, _prompt_tokens(answer), seconds, logprobs_returned=bool(tokens))
 
     def _score(self, request: LoglikelihoodRequest) -> LoglikelihoodResult:
-        text = request.context + request.continuation
+        opens_text = request.text_start or not request.context
+        context = self.start_text + request.context if opens_text else request.context
+        text = context + request.continuation
         if not request.continuation:
             raise ModelOutputError("an empty continuation has no log-probability; give each choice some text")
         payload = {
@@ -296,7 +301,7 @@ class OpenAIModel(BatchStreaming):
         answer = self.client.post("/completions", payload, max_bytes=answers.body_bound(len(text), 1))
         seconds = time.perf_counter() - started
         echoed = EchoedTokens.from_choice(answers.first_choice(answer, where), where)
-        span = echoed.span(len(request.context), len(text))
+        span = echoed.span(len(context), len(text))
         if not span:
             raise answers.bad(where, f"its token offsets place no token in the continuation {request.continuation!r}")
         shift = self.capabilities.shift

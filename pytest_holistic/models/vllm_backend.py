@@ -188,4 +188,24 @@ class VllmBackend:
             "engine_start_seconds": state.seconds,
         }
         model.info = replace(identity, details=details)
+        model.start_text = start_text(self.folder or self.name)
         return model
+
+
+def start_text(model: Path | str) -> str:
+    """The text of the start token the transformers backend puts before a text (its BOS token, else its end-of-text
+    token), when the model's tokenizer does not add it by itself (GPT-2's, SmolLM2's): sent before a document's first
+    piece, vLLM then scores the document's first token after it, as the transformers backend does, instead of leaving
+    it without a log-probability. Empty when the tokenizer adds it already (Llama's) or cannot be read offline."""
+    try:
+        from transformers import AutoTokenizer
+
+        tokenizer = AutoTokenizer.from_pretrained(str(model), local_files_only=True)
+    except Exception:  # noqa: BLE001 - no local tokenizer: the engine adds what its tokenizer adds
+        return ""
+    start = tokenizer.bos_token_id if isinstance(tokenizer.bos_token_id, int) else tokenizer.eos_token_id
+    if not isinstance(start, int) or tokenizer("x")["input_ids"][:1] == [start]:
+        return ""
+    token = tokenizer.convert_ids_to_tokens(start)
+    return token if isinstance(token, str) and tokenizer(token, add_special_tokens=False)["input_ids"] == [start] else ""
+

@@ -21,7 +21,7 @@ import pytest
 
 from tests.serving.test_llama_cpp_server import ROOT, _answers, _pytest, _report
 from tests.serving.test_vllm_server import INSTANCES, LOGPROB_TOLERANCE, _differences
-from tests.serving.vllm_server import PYTHON_VARIABLE, needs_vllm
+from tests.serving.vllm_server import PYTHON_VARIABLE, _shared_memory, needs_vllm
 from tests.signals import start_pytest
 
 pytestmark = needs_vllm
@@ -108,12 +108,14 @@ def test_the_managed_engine_answers_as_transformers_does_and_leaves_nothing(temp
 @pytest.mark.parametrize("send", ["ctrl-c", "kill -9"])
 def test_the_engine_stops_when_pytest_is_interrupted_or_killed(temporary: Path, tmp_path: Path, send: str) -> None:
     """Once the engine answers, Ctrl-C (to pytest's process group, as a terminal sends it) or ``kill -9`` of pytest:
-    the engine's whole process group ends and the session's folder is removed."""
+    the engine's whole process group ends, and the session's folder and the engine's shared memory are removed."""
     process = start_pytest(ROOT, *SELECTION, *_engine_args(tmp_path / "run"), "-n", "0")
     try:
         assert _eventually(lambda: _engine_state(temporary) is not None or process.poll() is not None, 400)
         state = _engine_state(temporary)
         assert state is not None and state["status"] == "ready", (state, process.poll())
+        held = _shared_memory(state["pid"])  # vLLM's message queues and semaphores in /dev/shm
+        assert held, "the engine's group holds no shared memory: nothing to check"
         if send == "ctrl-c":
             os.killpg(process.pid, signal.SIGINT)
         else:
@@ -126,5 +128,25 @@ def test_the_engine_stops_when_pytest_is_interrupted_or_killed(temporary: Path, 
     assert _eventually(lambda: _group_members(state["pid"]) == [], 60), f"the engine outlived pytest ({send})"
     assert _eventually(lambda: sorted(path.name for path in temporary.iterdir()) == [], 10)
     assert not Path(state["temporary"]).exists(), "the engine's own temporary folder was left behind"
+    assert _eventually(lambda: not any(path.exists() for path in held), 10), sorted(p for p in held if p.exists())
     if send == "ctrl-c":
         assert process.returncode == pytest.ExitCode.INTERRUPTED and "Traceback" not in output, output[-3000:]
+
+
+def test_language_modelling_scores_every_token_as_transformers_does(temporary: Path, tmp_path: Path) -> None:
+    """SmolLM2's tokenizer adds no start token, so vLLM alone would leave a document's first token unscored; the
+    managed engine's model sends the start token's text before a document (as the transformers backend puts the
+    token there), and every document scores the same tokens to the same log-probability."""
+    selection = ("suites/core/test_language_modeling.py", "--holistic-max-instances", "2")
+    served = _pytest(*selection, *_engine_args(tmp_path / "vllm"), "-n", "0")
+    assert served.returncode == 0, served.stdout[-3000:]
+    from pytest_holistic.models.embedded import converted_dir
+
+    local = _pytest(*selection, "--model", str(converted_dir()), "--holistic-report-dir", str(tmp_path / "local"))
+    assert local.returncode == 0, local.stdout[-3000:]
+    remote, here = _answers(_report(tmp_path / "vllm")), _answers(_report(tmp_path / "local"))
+    assert remote.keys() == here.keys() and len(remote) >= 2
+    for nodeid, record in remote.items():
+        ours, theirs = record["completion"], here[nodeid]["completion"]
+        assert ours["scored_tokens"] == theirs["scored_tokens"] > 0, nodeid
+        assert abs(ours["logprob"] - theirs["logprob"]) <= LOGPROB_TOLERANCE * ours["scored_tokens"], nodeid

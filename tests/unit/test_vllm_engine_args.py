@@ -50,3 +50,22 @@ def test_the_users_own_choice_is_not_doubled(tmp_path: Path, args: str) -> None:
     assert caching == ([args] if "caching" in args else ["--enable-prefix-caching"])
     ports = [arg for arg in argv if arg.startswith("--port")]
     assert ports == (["--port=8123"] if "port" in args else ["--port"])
+
+
+def test_the_start_token_text_is_sent_where_the_tokenizer_adds_none(tiny_gpt2: Path) -> None:
+    """The tiny GPT-2's tokenizer adds no start token; its start token is the end-of-text token, which the text
+    encodes back to (so the engine's tokenizer reads the same token)."""
+    from transformers import AutoTokenizer
+
+    from pytest_holistic.models.vllm_backend import start_text
+
+    tokenizer = AutoTokenizer.from_pretrained(str(tiny_gpt2))
+    assert tokenizer("x")["input_ids"][0] != tokenizer.bos_token_id  # the premise: none added
+    text = start_text(tiny_gpt2)
+    assert text == "<|endoftext|>" and tokenizer(text, add_special_tokens=False)["input_ids"] == [tokenizer.bos_token_id]
+
+
+def test_no_start_token_text_without_a_local_tokenizer(tmp_path: Path) -> None:
+    from pytest_holistic.models.vllm_backend import start_text
+
+    assert start_text(tmp_path / "missing") == "" and start_text("no-such-org/no-such-model") == ""
