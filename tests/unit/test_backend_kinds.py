@@ -53,8 +53,8 @@ def test_a_folder_whose_name_looks_like_a_scheme_is_a_folder(tmp_path: Path, mon
 def test_a_later_registration_takes_over_a_scheme_and_plain_names() -> None:
     mine = BackendKind("mine", lambda spec, options: ("mine", spec), common_options, takes=lambda spec: spec.startswith("my-"))
     backends = Backends.of((*BUILTIN_BACKENDS, _named("scripted", "plugin's"), mine))
-    assert [kind.name for kind in backends.kinds] == ["transformers", "embedded", "openai", "scripted", "mine"]
-    assert backends.kind_for("scripted:x") is backends.kinds[3]
+    assert [kind.name for kind in backends.kinds] == ["transformers", "embedded", "openai", "vllm", "scripted", "mine"]
+    assert backends.kind_for("scripted:x") is backends.kinds[4]
     assert backends.kind_for("my-model") is mine
     assert backends.kind_for("gpt2") is backends.kinds[0]
     assert "scripted" in backends.known_schemes() and "mine" not in backends.known_schemes()
