@@ -13,13 +13,12 @@ import json
 import os
 import signal
 import subprocess
-import time
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from tests.serving.test_llama_cpp_server import ROOT, _answers, _pytest, _report
+from tests.serving.test_managed_engine import _eventually
 from tests.serving.test_vllm_server import INSTANCES, LOGPROB_TOLERANCE, _differences
 from tests.serving.vllm_server import PYTHON_VARIABLE, _shared_memory, needs_vllm
 from tests.signals import start_pytest
@@ -61,15 +60,6 @@ def _group_members(group: int) -> list[int]:
         if int(fields[2]) == group and fields[0] != "Z":
             members.append(int(stat.parent.name))
     return members
-
-
-def _eventually(condition: Callable[[], bool], seconds: float) -> bool:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if condition():
-            return True
-        time.sleep(0.2)
-    return condition()
 
 
 def _engine_state(temporary: Path) -> dict | None:
