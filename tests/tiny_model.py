@@ -7,6 +7,7 @@ The model is trained for a few dozen steps on a handful of sentences, enough tha
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 CORPUS = [
     "The capital of France is Paris.",
@@ -50,6 +51,73 @@ def build_tiny_gpt2(
     model.train()
     for _ in range(steps):
         loss = model(**batch, labels=labels).loss
+        loss.backward()
+        optimizer.step()
+        optimizer.zero_grad()
+    model.eval()
+    folder.mkdir(parents=True, exist_ok=True)
+    model.save_pretrained(folder)
+    tokenizer.save_pretrained(folder)
+    return folder
+
+
+PAIRS = [
+    ("The capital of France is", " Paris"),
+    ("The capital of Japan is", " Tokyo"),
+    ("The capital of Italy is", " Rome"),
+    ("The sky is", " blue"),
+    ("Question: Is fire hot?\nAnswer:", " Yes"),
+    ("Question: Is ice hot?\nAnswer:", " No"),
+]
+"""What the tiny encoder-decoders learn: the encoder reads the first text, the decoder writes the second."""
+
+
+def build_tiny_seq2seq(folder: Path, kind: str = "t5", steps: int = 80, seed: int = 0) -> Path:
+    """Train and save a tiny T5 (``kind="t5"``: relative positions, ``</s>`` appended to the encoder input, the pad
+    token starts the decoder) or BART (``"bart"``: learned positions, ``<s> ... </s>`` around it, ``</s>`` starts the
+    decoder) with a byte-level BPE tokenizer, in ``folder``.
+    """
+    import torch
+    from tokenizers import ByteLevelBPETokenizer
+    from tokenizers.processors import TemplateProcessing
+    from transformers import BartConfig, BartForConditionalGeneration, PreTrainedTokenizerFast, T5Config, T5ForConditionalGeneration
+
+    specials = ["<pad>", "</s>", "<s>", "<unk>"]
+    bpe = ByteLevelBPETokenizer()
+    texts = [a + b for a, b in PAIRS] + CORPUS
+    bpe.train_from_iterator(texts * 4, vocab_size=320, min_frequency=1, special_tokens=specials, show_progress=False)
+    pad, eos, bos = (bpe.token_to_id(token) for token in specials[:3])
+    single = "$A </s>" if kind == "t5" else "<s> $A </s>"
+    bpe._tokenizer.post_processor = TemplateProcessing(single=single, special_tokens=[("</s>", eos), ("<s>", bos)])
+    tokenizer = PreTrainedTokenizerFast(
+        tokenizer_object=bpe._tokenizer, eos_token="</s>", pad_token="<pad>", unk_token="<unk>", bos_token="<s>"
+    )
+    torch.manual_seed(seed)
+    if kind == "t5":
+        config: Any = T5Config(
+            vocab_size=len(tokenizer), d_model=48, d_ff=96, d_kv=24, num_layers=2, num_heads=2,
+            pad_token_id=pad, eos_token_id=eos, decoder_start_token_id=pad,
+        )
+        model: Any = T5ForConditionalGeneration(config)
+    elif kind == "bart":
+        config = BartConfig(
+            vocab_size=len(tokenizer), d_model=48, encoder_layers=2, decoder_layers=2, encoder_attention_heads=2,
+            decoder_attention_heads=2, encoder_ffn_dim=96, decoder_ffn_dim=96, max_position_embeddings=256,
+            pad_token_id=pad, eos_token_id=eos, bos_token_id=bos, decoder_start_token_id=eos, forced_eos_token_id=None,
+        )
+        model = BartForConditionalGeneration(config)
+    else:
+        raise ValueError(f"unknown kind {kind!r}; use t5 or bart")
+    optimizer = torch.optim.AdamW(model.parameters(), lr=3e-3)
+    inputs = tokenizer([a for a, _ in PAIRS], padding=True, return_tensors="pt")
+    answers = tokenizer([b for _, b in PAIRS], padding=True, return_tensors="pt", add_special_tokens=False)
+    labels = torch.cat([answers["input_ids"], torch.full((len(PAIRS), 1), pad)], dim=1)
+    lengths = answers["attention_mask"].sum(dim=1)
+    labels[torch.arange(len(PAIRS)), lengths] = eos  # each answer ends with the end token
+    labels = labels.masked_fill(torch.arange(labels.shape[1])[None] > lengths[:, None], -100)
+    model.train()
+    for _ in range(steps):
+        loss = model(**inputs, labels=labels).loss
         loss.backward()
         optimizer.step()
         optimizer.zero_grad()

@@ -81,11 +81,8 @@ def config_dtype(value: object) -> str | None:
     return name if name in _CHECKPOINT_DTYPES else None
 
 
-def checkpoint_dtype(source: str, revision: str | None = None) -> str | None:
-    """The dtype a folder's or cached hub model's ``config.json`` declares, read without transformers (or None).
-
-    ``dtype`` wins over the older ``torch_dtype``, as in transformers; a hub name not in the local cache is None.
-    """
+def declared_config(source: str, revision: str | None = None) -> dict[str, Any] | None:
+    """A folder's or cached hub model's ``config.json``, read without transformers (None when absent or unreadable)."""
     folder = Path(source).expanduser()
     if folder.is_dir():
         path: Path | None = folder / "config.json"
@@ -101,9 +98,30 @@ def checkpoint_dtype(source: str, revision: str | None = None) -> str | None:
         config = json.loads(path.read_text(encoding="utf-8")) if path is not None else None
     except (OSError, UnicodeDecodeError, ValueError):
         return None
-    if not isinstance(config, dict):
-        return None
-    return config_dtype(config.get("dtype") or config.get("torch_dtype"))
+    return config if isinstance(config, dict) else None
+
+
+def checkpoint_dtype(source: str, revision: str | None = None) -> str | None:
+    """The dtype a folder's or cached hub model's ``config.json`` declares, read without transformers (or None).
+
+    ``dtype`` wins over the older ``torch_dtype``, as in transformers; a hub name not in the local cache is None.
+    """
+    config = declared_config(source, revision)
+    return config_dtype(config.get("dtype") or config.get("torch_dtype")) if config is not None else None
+
+
+ENCODER_DECODER = "encoder-decoder"
+DECODER_ONLY = "decoder-only"
+
+
+def kind_of(config: Mapping[str, Any] | None) -> str:
+    """``encoder-decoder`` for a config that says ``is_encoder_decoder`` (T5, BART, mT5, UL2), else ``decoder-only``."""
+    return ENCODER_DECODER if config is not None and bool(config.get("is_encoder_decoder")) else DECODER_ONLY
+
+
+def kind_variant(kind: str) -> dict[str, str]:
+    """The cache-identity entry of a model's kind: empty for decoder-only models, so their keys are what they were."""
+    return {"architecture": kind} if kind == ENCODER_DECODER else {}
 
 
 def resolve_dtype(kind: str, dtype: str, checkpoint: str | None) -> str:
@@ -173,6 +191,7 @@ class HFBackend:
                 revision = hub_revision(self.spec, self.options.revision)
             checkpoint = checkpoint_dtype(self.spec, self.options.revision) if self.options.dtype == "auto" else None
             variant = expected_variant(self.options.device, self.options.dtype, checkpoint)
+            variant.update(kind_variant(kind_of(declared_config(self.spec, self.options.revision))))
             if revision:
                 variant.update(template_variant(self.options.chat_template, self._declared_template))
                 self._identity = ModelInfo(self.spec, "transformers", revision, variant=variant)
@@ -261,8 +280,12 @@ class HFModel(BatchStreaming):
     """A transformers causal LM held in memory for the whole session (one copy per worker).
 
     Generation prompts go through a chat template once :meth:`apply` (or :meth:`use_chat_template`) picks one;
-    until then, and always for log-likelihood requests, the model sees raw text.
+    until then, and always for log-likelihood requests, the model sees raw text. An encoder-decoder model loads as
+    the subclass :class:`.hf_seq2seq.Seq2SeqModel`, which changes only how a batch is run.
     """
+
+    kind = DECODER_ONLY
+    """What :func:`kind_of` says of the model's config; recorded in the details as ``model_kind``."""
 
     def __init__(
         self, model: Any, tokenizer: Any, info: ModelInfo, batch_size: int | None = None, strategy: str = "auto"
@@ -294,6 +317,7 @@ class HFModel(BatchStreaming):
         self.chat_template: chat_template.ChatTemplate | None = None
         self._record(
             {
+                "model_kind": self.kind,
                 "batch_size": self.batch_size,
                 "generation_batch_size": self.generation_batch_size,
                 "scoring": self.strategy,
@@ -462,14 +486,14 @@ class HFModel(BatchStreaming):
             checkpoint = config_dtype(getattr(config, "dtype", None))  # what expected_variant read from config.json
             torch_dtype = getattr(torch, resolve_dtype(torch_device.type, dtype, checkpoint))
             # Straight onto the device: a GPU load never holds the whole model in CPU memory first (on CPU it is as fast).
-            model = transformers.AutoModelForCausalLM.from_pretrained(
-                target, config=config, dtype=torch_dtype, device_map={"": torch_device}, **common
-            )
+            encoder_decoder = bool(getattr(config, "is_encoder_decoder", False))
+            auto_class = transformers.AutoModelForSeq2SeqLM if encoder_decoder else transformers.AutoModelForCausalLM
+            model = auto_class.from_pretrained(target, config=config, dtype=torch_dtype, device_map={"": torch_device}, **common)
         except Exception as error:  # transformers raises OSError, ValueError, EnvironmentError...
             failure = f"could not load model {name_or_path!r}: {error_line(error)}; {_load_hint(folder, local_only)}"
         if failure is not None:  # raised outside the except block, so the message is not chained to transformers' error
             raise ModelLoadError(failure)
-        model.eval()  # type: ignore[no-untyped-call]  # transformers declares eval() without types
+        model.eval()
         if folder.is_dir():
             revision = revision or weights_hash(folder)
         else:
@@ -488,6 +512,10 @@ class HFModel(BatchStreaming):
                 "trust_remote_code": trust_remote_code,
             },
         )
+        if getattr(model.config, "is_encoder_decoder", False):
+            from .hf_seq2seq import Seq2SeqModel
+
+            return Seq2SeqModel(model, tokenizer, info, batch_size)
         return cls(model, tokenizer, info, batch_size)
 
     def _pad(self, rows: Sequence[Sequence[int]], *, left: bool, width: int | None = None) -> tuple[Any, Any]:
@@ -624,6 +652,12 @@ class HFModel(BatchStreaming):
         context = self._encode(request.context)
         if request.text_start or not context:
             context = [self.start_id, *context]
+        continuation = self._continuation_tokens(request)
+        keep = self.max_length + 1 - len(continuation)  # the last continuation token is scored, never fed
+        return context[-keep:], continuation, max(0, len(context) - keep)
+
+    def _continuation_tokens(self, request: LoglikelihoodRequest) -> list[int]:
+        """The continuation's tokens (no special tokens): some, and fewer than the model's window."""
         continuation = self._encode(request.continuation)
         if not continuation:
             raise ModelOutputError(f"continuation {request.continuation!r} encodes to no tokens; give each choice some text")
@@ -633,8 +667,7 @@ class HFModel(BatchStreaming):
                 f"continuation {shown!r} is {len(continuation)} tokens, which does not fit the model's "
                 f"{self.max_length}-token window"
             )
-        keep = self.max_length + 1 - len(continuation)  # the last continuation token is scored, never fed
-        return context[-keep:], continuation, max(0, len(context) - keep)
+        return continuation
 
     # -- generation --------------------------------------------------------------------------------
 
@@ -694,8 +727,7 @@ class HFModel(BatchStreaming):
         import transformers
 
         started = time.perf_counter()
-        ids, mask = self._pad(prompts, left=True)
-        width = ids.shape[1]
+        ids, mask, width = self._prompt_batch(prompts)
         config = transformers.GenerationConfig(  # type: ignore[no-untyped-call]  # transformers' __init__ is untyped
             max_new_tokens=max_tokens,
             do_sample=temperature > 0,
@@ -707,6 +739,7 @@ class HFModel(BatchStreaming):
             output_logits=True,
             return_dict_in_generate=True,
             stop_strings=[s for s in stop if s] or None,
+            **self._generation_settings(),
         )
         if temperature > 0:
             torch.manual_seed(seed)
@@ -728,6 +761,15 @@ class HFModel(BatchStreaming):
         step_logprobs = torch.stack(steps, dim=1).cpu().tolist() if steps else [[] for _ in prompts]
         elapsed = (time.perf_counter() - started) / len(prompts)
         return self.generation_results([len(p) for p in prompts], new_tokens, step_logprobs, stop, elapsed)
+
+    def _prompt_batch(self, prompts: list[list[int]]) -> tuple[Any, Any, int]:
+        """(ids, mask, where the new tokens start in ``generate``'s output): prompts left-padded, so answers line up."""
+        ids, mask = self._pad(prompts, left=True)
+        return ids, mask, int(ids.shape[1])
+
+    def _generation_settings(self) -> dict[str, Any]:
+        """``GenerationConfig`` settings a kind of model adds (none for a decoder-only one)."""
+        return {}
 
     def generation_results(
         self,
