@@ -4,6 +4,9 @@ Runs side by side, on the same model, requests and batch size, each as a whole p
   * multiple choice (N four-choice instances scored by log-likelihood): the bare shared-context loop,
     ``pytest`` with the plugin on a cold cache, the same run warm, and lm-eval (``--lm-eval-python``);
   * greedy generation of 20 tokens for M prompts: the bare batched loop and ``pytest``;
+  * ``--parts seq2seq``: the same multiple choice on an encoder-decoder (``--seq2seq-model FOLDER``, by default a
+    random-weight T5 of t5-small's shape with SmolLM2's tokenizer, built here): the bare loop that runs the encoder
+    once per context (bare_seq2seq.py), ``pytest`` cold, and lm-eval's seq2seq backend (``--lm-eval-python``);
   * ``--parts fewshot``: the core suite's BoolQ and IMDB (offline editions, few-shot prompts) as a user runs them,
     with prefix sharing on and off, against the bare loop without sharing, lm-eval and the unique-token limit
     (benchmarks/fewshot_workload.py says how each is measured).
@@ -12,7 +15,8 @@ same numbers (same argmax, log-probabilities within 1e-3; for the few-shot part,
 
 usage: python benchmarks/bench_speed.py [--model smollm2-135m|FOLDER] [--instances 500] [--prompts 64]
                                         [--batch-size 8] [--lm-eval-python .venv-lmeval/bin/python]
-                                        [--parts mc,gen,lm-eval,fewshot] [--fewshot-modes on,off]
+                                        [--parts mc,gen,lm-eval,seq2seq,fewshot] [--fewshot-modes on,off]
+                                        [--seq2seq-model FOLDER]
                                         [--fewshot-instances N] [--rate-batches 6]
 The instances are generated here from Python's own standard-library docstrings (prose, not a benchmark).
 The few-shot part takes about 30 minutes on 2 CPU cores with lm-eval (``--fewshot-instances 10`` for a quick
@@ -136,6 +140,42 @@ def timed(command: list[str], env: dict[str, str] | None = None) -> tuple[float,
     return elapsed, completed
 
 
+T5_SMALL = {"d_model": 512, "d_ff": 2048, "d_kv": 64, "num_layers": 6, "num_heads": 8}
+"""t5-small's shape (the weights are random: only the shape matters for speed)."""
+
+
+def seq2seq_folder(name: str | None) -> str:
+    """The encoder-decoder to measure: a folder, or a random-weight T5 of t5-small's shape with SmolLM2's tokenizer."""
+    if name:
+        return model_folder(name)
+    folder = WORK / "t5-small-random"
+    if (folder / "config.json").is_file():
+        return str(folder)
+    import torch
+    from transformers import AutoTokenizer, T5Config, T5ForConditionalGeneration
+
+    tokenizer = AutoTokenizer.from_pretrained(model_folder("smollm2-135m"))
+    pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
+    config = T5Config(vocab_size=len(tokenizer), pad_token_id=pad, eos_token_id=tokenizer.eos_token_id,
+                      decoder_start_token_id=pad, **T5_SMALL)
+    torch.manual_seed(0)
+    T5ForConditionalGeneration(config).save_pretrained(folder)
+    tokenizer.save_pretrained(folder)
+    return str(folder)
+
+
+def lm_eval_choices(out: Path) -> dict[int, list[float]]:
+    """Each document's choice log-likelihoods from lm-eval's logged samples (``--log_samples``)."""
+    samples = sorted(out.rglob("samples_holistic_bench_mc_*.jsonl"))
+    if not samples:
+        raise SystemExit(f"lm-eval wrote no samples under {out}")
+    choices = {}
+    for line in samples[-1].read_text().splitlines():
+        sample = json.loads(line)
+        choices[int(sample["doc_id"])] = [float(resp[0][0]) for resp in sample["resps"]]
+    return choices
+
+
 def model_folder(name: str) -> str:
     if Path(name).is_dir():
         return str(Path(name).resolve())
@@ -154,7 +194,8 @@ def main() -> None:
     parser.add_argument("--batch-size", type=int, default=8)
     parser.add_argument("--lm-eval-python", default=None, help="python of a separate environment with lm-eval installed")
     parser.add_argument("--lm-eval-batch-size", type=int, default=16)
-    parser.add_argument("--parts", default="mc,gen,lm-eval", help="comma-separated subset of mc, gen, lm-eval, fewshot (lm-eval reuses the last mc timing)")
+    parser.add_argument("--parts", default="mc,gen,lm-eval", help="comma-separated subset of mc, gen, lm-eval, seq2seq, fewshot (lm-eval reuses the last mc timing)")
+    parser.add_argument("--seq2seq-model", default=None, help="seq2seq: an encoder-decoder folder (default: a random t5-small built here)")
     parser.add_argument("--fewshot-modes", default="on,off", help="fewshot: the prefix-sharing mode measured and the one it is measured against")
     parser.add_argument("--fewshot-instances", type=int, default=None, help="fewshot: --holistic-max-instances for both runs (default: all)")
     parser.add_argument("--rate-batches", type=int, default=6, help="fewshot: dense batches the unique-token rate is measured on")
@@ -170,7 +211,7 @@ def main() -> None:
     if "fewshot" in parts:
         results["fewshot"] = fewshot_workload.run(args, folder, WORK / "fewshot")
         results_file.write_text(json.dumps(results, indent=1))
-        if not parts & {"mc", "gen", "lm-eval"}:
+        if not parts & {"mc", "gen", "lm-eval", "seq2seq"}:
             print_results(results, args, parts)
             return
     started = time.perf_counter()
@@ -221,7 +262,48 @@ def main() -> None:
                          "--device", "cpu", "--output_path", str(WORK / "lm_eval_out")])
         results["lm_eval"] = {"seconds": lm_s, "batch_size": args.lm_eval_batch_size}
         results_file.write_text(json.dumps(results, indent=1))
+    if "seq2seq" in parts:
+        results["seq2seq"] = run_seq2seq(args, data, rows, [python, "-m", "pytest", "test_bench.py", "-q", "-p", "no:cacheprovider",
+                                                           "--holistic-batch-size", str(args.batch_size), "--holistic-report-dir",
+                                                           str(WORK / "reports"), "--holistic-cache-dir", str(cache), "-k", "test_mc"])
+        results_file.write_text(json.dumps(results, indent=1))
     print_results(results, args, parts)
+
+
+def run_seq2seq(args: argparse.Namespace, data: Path, rows: list[dict], pytest_cmd: list[str]) -> dict:
+    """The multiple choice on an encoder-decoder: bare loop, pytest cold, lm-eval's seq2seq backend; answers compared."""
+    folder = seq2seq_folder(args.seq2seq_model)
+    print(f"seq2seq: model {folder}")
+    bare_s, _ = timed([sys.executable, str(HERE / "bare_seq2seq.py"), folder, str(data), str(args.batch_size), str(WORK / "bare_s2s.json")])
+    bare = json.loads((WORK / "bare_s2s.json").read_text())
+    shutil.rmtree(WORK / "cache", ignore_errors=True)
+    cold_s, _ = timed([*pytest_cmd, "--model", folder])
+    report = json.loads((WORK / "reports" / Path(folder).name / "latest" / "report.json").read_text())
+    records = {r["instance_id"]: r["completion"] for r in report["runs"][0]["instances"]}
+    pick = lambda scores: max(range(len(scores)), key=lambda k: (scores[k], -k))
+    plugin = [records[row["id"]]["choice_logprobs"] for row in rows]
+    result = {
+        "model": folder, "bare_s": bare_s, "bare_compute_s": bare["compute_s"], "cold_s": cold_s,
+        "same": sum(pick(a) == pick(b) for a, b in zip(plugin, bare["result"])),
+        "worst": max(abs(x - y) for a, b in zip(plugin, bare["result"]) for x, y in zip(a, b)),
+    }
+    if args.lm_eval_python:
+        tasks = WORK / "lm_eval_tasks"
+        tasks.mkdir(exist_ok=True)
+        (tasks / "holistic_bench_mc.yaml").write_text(LM_EVAL_TASK.format(data=data))
+        out = WORK / "lm_eval_s2s_out"
+        shutil.rmtree(out, ignore_errors=True)
+        lm_s, _ = timed([args.lm_eval_python, "-m", "lm_eval", "run", "--model", "hf", "--model_args",
+                         f"pretrained={folder},backend=seq2seq,dtype=float32", "--tasks", "holistic_bench_mc",
+                         "--include_path", str(tasks), "--batch_size", str(args.lm_eval_batch_size), "--device", "cpu",
+                         "--output_path", str(out), "--log_samples"])
+        theirs = lm_eval_choices(out)
+        result.update({
+            "lm_eval_s": lm_s, "lm_eval_batch_size": args.lm_eval_batch_size,
+            "lm_eval_same": sum(pick(theirs[k]) == pick(a) for k, a in enumerate(plugin)),
+            "lm_eval_worst": max(abs(x - y) for k, a in enumerate(plugin) for x, y in zip(a, theirs[k])),
+        })
+    return result
 
 
 def print_results(results: dict, args: argparse.Namespace, parts: set[str]) -> None:
@@ -229,6 +311,19 @@ def print_results(results: dict, args: argparse.Namespace, parts: set[str]) -> N
     if "fewshot" in parts and results.get("fewshot"):
         for line in fewshot_workload.report_lines(results["fewshot"]):
             print(line)
+    s2s = results.get("seq2seq")
+    if "seq2seq" in parts and s2s:
+        n = args.instances
+        print(f"\nencoder-decoder multiple choice ({n} four-choice instances, {Path(s2s['model']).name}; whole processes)")
+        print(f"  bare loop (encoder once per context) {s2s['bare_s']:8.1f} s  (model compute {s2s['bare_compute_s']:.1f} s)")
+        print(f"  pytest, cold cache                   {s2s['cold_s']:8.1f} s  -> {s2s['cold_s'] / s2s['bare_s']:.3f}x the bare loop (target <= 1.0x)")
+        print(f"  agreement with the bare loop: same choice on {s2s['same']}/{n}, max |log-prob difference| {s2s['worst']:.2e}")
+        if "lm_eval_s" in s2s:
+            print(f"  lm-evaluation-harness (seq2seq)      {s2s['lm_eval_s']:8.1f} s  (batch size {s2s['lm_eval_batch_size']}) -> pytest is "
+                  f"{s2s['lm_eval_s'] / s2s['cold_s']:.2f}x faster")
+            print(f"  agreement with lm-eval: same choice on {s2s['lm_eval_same']}/{n}, max |log-prob difference| {s2s['lm_eval_worst']:.2e}")
+        else:
+            print("  lm-evaluation-harness (seq2seq)      not run (pass --lm-eval-python PATH to a separate environment with lm-eval[hf])")
     if not parts & {"mc", "gen", "lm-eval"}:
         return
     if mc:

@@ -1,4 +1,7 @@
-"""Causal language models through transformers: any hub name or local folder ``from_pretrained`` accepts.
+"""Language models through transformers: any hub name or local folder ``from_pretrained`` accepts.
+
+A decoder-only model is :class:`HFModel`; one whose config says ``is_encoder_decoder`` (T5, BART) loads as
+:class:`Seq2SeqModel`, which shares everything here but how one batch runs (:mod:`.hf_seq2seq`).
 
 Batching lives here because only the backend knows token lengths: requests are sorted by length,
 cut into batches, and the LM head is applied only at the positions that are scored.
@@ -21,6 +24,7 @@ from .._hub import UNREACHABLE, offline, unreachable_hub
 from ..builtin_options import STRATEGIES
 from ..errors import ModelLoadError, ModelOutputError, error_line
 from . import chat_template, hf_batching, prefix_sharing, scoring
+from .hf_seq2seq import EncoderDecoderPaths, decoder_start
 from .base import (
     BatchStreaming,
     GenerationRequest,
@@ -307,7 +311,7 @@ class HFModel(BatchStreaming):
         self.strategy: scoring.Strategy = self._pick_strategy(strategy)
         self._scorer = scoring.Scorer(model, self.pad_id)
         self._shared = SharedPaths(self, prefix_sharing.PrefixRunner(model, self.pad_id, self._scorer.head_split))
-        self.prefix_sharing = "auto"
+        self.prefix_sharing: str = "auto"
         self._sharing_checked: set[str] = set()  # request kinds whose first shared batch matched the unshared one
         self._packed_checked = False  # packed scoring is checked against full sequences on its first batch
         self.token_budget: int | None = None
@@ -513,8 +517,6 @@ class HFModel(BatchStreaming):
             },
         )
         if getattr(model.config, "is_encoder_decoder", False):
-            from .hf_seq2seq import Seq2SeqModel
-
             return Seq2SeqModel(model, tokenizer, info, batch_size)
         return cls(model, tokenizer, info, batch_size)
 
@@ -788,3 +790,18 @@ class HFModel(BatchStreaming):
     def _decode(self, tokens: list[int]) -> str:
         """The text of generated tokens, special tokens left out."""
         return str(self.tokenizer.decode(tokens, skip_special_tokens=True))
+
+
+class Seq2SeqModel(EncoderDecoderPaths, HFModel):
+    """An encoder-decoder model held in memory for the session: the prompt to the encoder, the answer from the decoder
+    (:mod:`.hf_seq2seq`); batching, halving, stop cutting, templates and details are :class:`HFModel`'s."""
+
+    kind = ENCODER_DECODER
+
+    def __init__(
+        self, model: Any, tokenizer: Any, info: ModelInfo, batch_size: int | None = None, strategy: str = "auto"
+    ) -> None:
+        self.decoder_start_id = decoder_start(model)
+        super().__init__(model, tokenizer, info, batch_size, strategy)
+        self.info = self.info.with_variant(kind_variant(self.kind))
+        self._record({"scoring": "encoder once per context"})

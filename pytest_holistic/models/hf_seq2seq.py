@@ -6,7 +6,8 @@ BART's ``<s>`` and ``</s>``); the answer is produced or scored by the decoder fr
 a continuation's tokens without special tokens. A continuation's log-probability is the decoder's, given the
 encoder's reading of the context.
 
-Everything but one batch's computation is :class:`.hf.HFModel`'s: length-sorted batches under a row limit and a
+:class:`.hf.Seq2SeqModel` is :class:`.hf.HFModel` with the methods of :class:`EncoderDecoderPaths` in front (this module
+does not import :mod:`.hf`): everything but one batch's computation is :class:`.hf.HFModel`'s: length-sorted batches under a row limit and a
 token budget, out-of-memory halving, stop cutting, chat templates, the NaN checks, the details. What differs:
 
 - **The encoder runs once per distinct context in a batch** and every continuation of it reuses its output (the
@@ -22,14 +23,13 @@ token budget, out-of-memory halving, stop cutting, chat templates, the NaN check
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator, Sequence
-from typing import Any
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from typing import Any, Protocol
 
 from ..builtin_options import STRATEGIES
 from ..errors import ModelLoadError
 from . import hf_batching, scoring
 from .base import GenerationRequest, GenerationResult, LoglikelihoodRequest, LoglikelihoodResult, ModelInfo
-from .hf import ENCODER_DECODER, HFModel, kind_variant
 from .hf_shared import TokenPair
 
 Unit = tuple[tuple[int, ...], list[int]]
@@ -51,29 +51,74 @@ def decoder_start(model: Any) -> int:
     )
 
 
-class Seq2SeqModel(HFModel):
-    """An encoder-decoder model held in memory for the session: the prompt to the encoder, the answer from the decoder."""
+class EncoderDecoderOwner(Protocol):
+    """What :class:`EncoderDecoderPaths` uses of the model it is part of (:class:`.hf.Seq2SeqModel`): its settings and
+    the parts of :class:`.hf.HFModel` it shares."""
 
-    kind = ENCODER_DECODER
+    model: Any
+    tokenizer: Any
+    info: ModelInfo
+    device: Any
+    eos_id: int | None
+    start_id: int
+    decoder_start_id: int
+    max_length: int
+    batch_size: int
+    token_budget: int | None
+    prefix_sharing: str
+    chat_template: Any
 
-    def __init__(
-        self, model: Any, tokenizer: Any, info: ModelInfo, batch_size: int | None = None, strategy: str = "auto"
-    ) -> None:
-        super().__init__(model, tokenizer, info, batch_size, strategy)
-        self.decoder_start_id = decoder_start(model)
-        self.info = self.info.with_variant(kind_variant(self.kind))
-        self._record({"scoring": "encoder once per context"})
+    def _record(self, changes: Mapping[str, Any], drop: Iterable[str] = ()) -> None: ...
+
+    def _pad(self, rows: Sequence[Sequence[int]], *, left: bool, width: int | None = None) -> tuple[Any, Any]: ...
+
+    def _encoder_tokens(self: EncoderDecoderOwner, text: str, *, templated: bool = False) -> list[int]: ...
+
+    def _continuation_tokens(self, request: LoglikelihoodRequest) -> list[int]: ...
+
+    def _pair(self: EncoderDecoderOwner, request: LoglikelihoodRequest) -> tuple[list[int], list[int], int]: ...
+
+    def _shrink(self, size: int, error: BaseException) -> None: ...
+
+    def _score_units(self: EncoderDecoderOwner, units: list[Unit], pairs: list[TokenPair]) -> tuple[scoring.Scores, list[int]]: ...
+
+    def _loglikelihood_results(
+        self,
+        requests: Sequence[LoglikelihoodRequest],
+        pairs: list[TokenPair],
+        members: Sequence[int],
+        scores: scoring.Scores,
+        elapsed: float,
+    ) -> list[tuple[int, LoglikelihoodResult]]: ...
+
+    def prompt_text(self, prompt: str) -> str: ...
+
+    def _plain_generation(
+        self,
+        indices: Sequence[int],
+        prompts: dict[int, list[int]],
+        encoded: dict[int, list[int]],
+        budget: int,
+        stop: tuple[str, ...],
+        temperature: float,
+        seed: int,
+    ) -> Iterator[list[tuple[int, GenerationResult]]]: ...
+
+
+class EncoderDecoderPaths:
+    """The methods an encoder-decoder model runs instead of a decoder-only one's: put before :class:`.hf.HFModel` in
+    :class:`.hf.Seq2SeqModel`'s bases, so they take precedence and the rest is shared."""
 
     # -- options that mean something else here ------------------------------------------------------------------
 
-    def use_strategy(self, asked: str) -> None:
+    def use_strategy(self: EncoderDecoderOwner, asked: str) -> None:
         """Accept any strategy (a run's options hold for every model) and say that it does not apply."""
         if asked not in STRATEGIES:
             raise ModelLoadError(f"unknown scoring strategy {asked!r}; use one of {', '.join(STRATEGIES)}")
         note = {"scoring_note": f"--holistic-scoring {asked} applies to decoder-only models"} if asked != "auto" else {}
         self._record({"scoring": "encoder once per context", **note}, drop=("scoring_note",))
 
-    def use_prefix_sharing(self, mode: str) -> None:
+    def use_prefix_sharing(self: EncoderDecoderOwner, mode: str) -> None:
         """``auto``/``on``: one encoder pass per distinct context in a batch; ``off``: one per request."""
         if mode not in ("auto", "on", "off"):
             raise ModelLoadError(f"unknown prefix sharing mode {mode!r}; use auto, on or off")
@@ -83,7 +128,7 @@ class Seq2SeqModel(HFModel):
 
     # -- tokens -----------------------------------------------------------------------------------------------
 
-    def _encoder_tokens(self, text: str, *, templated: bool = False) -> list[int]:
+    def _encoder_tokens(self: EncoderDecoderOwner, text: str, *, templated: bool = False) -> list[int]:
         """The encoder's input: ``text`` with the tokenizer's special tokens (a rendered chat template holds its own).
 
         Never empty: a text with no tokens and a tokenizer that adds none reads as the end token alone.
@@ -91,7 +136,7 @@ class Seq2SeqModel(HFModel):
         tokens = list(self.tokenizer(text, add_special_tokens=not templated)["input_ids"])
         return tokens or [self.eos_id if self.eos_id is not None else self.start_id]
 
-    def _pair(self, request: LoglikelihoodRequest) -> tuple[list[int], list[int], int]:
+    def _pair(self: EncoderDecoderOwner, request: LoglikelihoodRequest) -> tuple[list[int], list[int], int]:
         """(encoder input, continuation, encoder tokens dropped): the encoder input is cut from the left to the window.
 
         ``text_start`` changes nothing: the encoder input carries the tokenizer's special tokens in every case.
@@ -102,7 +147,7 @@ class Seq2SeqModel(HFModel):
 
     # -- log-likelihood ---------------------------------------------------------------------------------------
 
-    def loglikelihood_batches(self, requests: Sequence[LoglikelihoodRequest]) -> Iterator[list[tuple[int, LoglikelihoodResult]]]:
+    def loglikelihood_batches(self: EncoderDecoderOwner, requests: Sequence[LoglikelihoodRequest]) -> Iterator[list[tuple[int, LoglikelihoodResult]]]:
         """Results one batch at a time: encoder rows longest first, at most ``batch_size`` of them and ``token_budget``
         padded tokens (encoder and decoder together) per batch, halved after running out of device memory."""
         pairs = [self._pair(request) for request in requests]
@@ -130,7 +175,7 @@ class Seq2SeqModel(HFModel):
         for _, (scores, members, elapsed) in batches:
             yield self._loglikelihood_results(requests, pairs, members, scores, elapsed)
 
-    def _score_units(self, units: list[Unit], pairs: list[TokenPair]) -> tuple[scoring.Scores, list[int]]:
+    def _score_units(self: EncoderDecoderOwner, units: list[Unit], pairs: list[TokenPair]) -> tuple[scoring.Scores, list[int]]:
         """The encoder over the batch's distinct contexts, then the decoder over every continuation, reduced on the device."""
         import torch
         from transformers.modeling_outputs import BaseModelOutput
@@ -166,7 +211,7 @@ class Seq2SeqModel(HFModel):
 
     # -- generation -------------------------------------------------------------------------------------------
 
-    def generate_batches(self, requests: Sequence[GenerationRequest]) -> Iterator[list[tuple[int, GenerationResult]]]:
+    def generate_batches(self: EncoderDecoderOwner, requests: Sequence[GenerationRequest]) -> Iterator[list[tuple[int, GenerationResult]]]:
         """Greedy generation in batches of similar prompt length: the prompt (through the chat template when one
         applies) to the encoder, cut from the left to the window; the answer from the decoder, at most
         ``max_tokens`` (capped at one less than the window)."""
@@ -180,13 +225,13 @@ class Seq2SeqModel(HFModel):
             prompts = {i: tokens[-self.max_length :] for i, tokens in encoded.items()}
             yield from self._plain_generation(indices, prompts, encoded, budget, stop, temperature, seed)
 
-    def _prompt_batch(self, prompts: list[list[int]]) -> tuple[Any, Any, int]:
+    def _prompt_batch(self: EncoderDecoderOwner, prompts: list[list[int]]) -> tuple[Any, Any, int]:
         """Encoder inputs right-padded (their positions start at 0, as when each runs alone); ``generate`` returns the
         decoder's tokens, the first of which is the start token."""
         ids, mask = self._pad(prompts, left=False)
         return ids, mask, 1
 
-    def _generation_settings(self) -> dict[str, Any]:
+    def _generation_settings(self: EncoderDecoderOwner) -> dict[str, Any]:
         """The decoder's start token, whatever the model's own generation config says."""
         return {"decoder_start_token_id": self.decoder_start_id}
 

@@ -15,9 +15,8 @@ import pytest
 
 from pytest_holistic.errors import ModelOutputError
 from pytest_holistic.models import GenerationRequest, LoglikelihoodRequest
-from pytest_holistic.models.hf import HFBackend, HFModel
+from pytest_holistic.models.hf import HFBackend, HFModel, Seq2SeqModel
 from pytest_holistic.models.hf_options import HFOptions
-from pytest_holistic.models.hf_seq2seq import Seq2SeqModel
 
 CONTEXTS = ["The capital of France is", "The capital of Japan is", "Question: Is fire hot?\nAnswer:", "The sky is", ""]
 CONTINUATIONS = [" Paris", " Tokyo", " Yes", " blue", " No", " Rome. The sky is blue."]
@@ -41,6 +40,17 @@ def model(folder: Path) -> Seq2SeqModel:
     loaded = HFModel.load(str(folder), device="cpu", dtype="float32")
     assert isinstance(loaded, Seq2SeqModel)
     return loaded
+
+
+@pytest.fixture(autouse=True)
+def settings_restored(request: pytest.FixtureRequest) -> Any:
+    """Each test starts from the load's settings, whichever tests ran before it on this worker."""
+    yield
+    if "model" in request.fixturenames:
+        loaded = request.getfixturevalue("model")
+        loaded.batch_size, loaded.generation_batch_size = 8, 32
+        loaded.use_prefix_sharing("auto")
+        loaded.use_strategy("auto")
 
 
 # -- the plain loop ---------------------------------------------------------------------------------------------
@@ -143,9 +153,8 @@ def test_the_encoder_runs_once_per_context_unless_sharing_is_off(model: Seq2SeqM
         model.loglikelihood([LoglikelihoodRequest(c, x) for c in CONTEXTS for x in CONTINUATIONS])
     finally:
         handle.remove()
-        model.use_prefix_sharing("auto")
     assert sum(rows) == passes
-    assert model.info.details["prefix_sharing"] == "auto"
+    assert model.info.details["prefix_sharing"] == sharing
 
 
 @pytest.mark.parametrize("batch_size", [1, 7, 64])
@@ -213,7 +222,6 @@ def test_an_out_of_memory_batch_is_retried_smaller_and_no_request_is_lost(
     with pytest.raises(ModelOutputError, match="ran out of device memory on a single context"):
         model.loglikelihood(requests[:1])
     monkeypatch.undo()
-    model.batch_size = 8
 
 
 def test_a_causal_scoring_strategy_is_accepted_and_said_not_to_apply(model: Seq2SeqModel) -> None:
