@@ -229,3 +229,28 @@ def test_a_causal_scoring_strategy_is_accepted_and_said_not_to_apply(model: Seq2
     assert "applies to decoder-only models" in model.info.details["scoring_note"]
     model.use_strategy("auto")
     assert "scoring_note" not in model.info.details
+
+
+def test_a_chat_template_renders_the_encoder_input_without_special_tokens_again(model: Seq2SeqModel, tmp_path: Path) -> None:
+    template = tmp_path / "turns.jinja"
+    template.write_text("{% for m in messages %}Question: {{ m['content'] }}\n{% endfor %}Answer:</s>")
+    model.use_chat_template(str(template))
+    try:
+        (result,) = model.generate([GenerationRequest("Is fire hot?", max_tokens=4)])
+        rendered = model.prompt_text("Is fire hot?")
+    finally:
+        model.use_chat_template("none")
+    assert rendered == "Question: Is fire hot?\nAnswer:</s>"
+    encoder = model.tokenizer(rendered, add_special_tokens=False)["input_ids"]
+    assert encoder[-1] == model.tokenizer.eos_token_id and encoder.count(model.tokenizer.eos_token_id) == 1
+    assert result.tokens_in == len(encoder)
+    import torch
+
+    decoded = [start_token(model.model)]
+    with torch.inference_mode():
+        for _ in range(4):
+            token = int(model.model(input_ids=torch.tensor([encoder]), decoder_input_ids=torch.tensor([decoded])).logits[0, -1].argmax())
+            if token == model.tokenizer.eos_token_id:
+                break
+            decoded.append(token)
+    assert result.text == model.tokenizer.decode(decoded[1:], skip_special_tokens=True).split("\n")[0]
