@@ -281,11 +281,11 @@ def _empty_tokenizer(tokenizer: Any, folder: Path, name: str) -> str | None:
 
 
 class HFModel(BatchStreaming):
-    """A transformers causal LM held in memory for the whole session (one copy per worker).
+    """A transformers decoder-only LM held in memory for the whole session (one copy per worker).
 
     Generation prompts go through a chat template once :meth:`apply` (or :meth:`use_chat_template`) picks one;
     until then, and always for log-likelihood requests, the model sees raw text. An encoder-decoder model loads as
-    the subclass :class:`.hf_seq2seq.Seq2SeqModel`, which changes only how a batch is run.
+    :class:`Seq2SeqModel`, which changes only how a batch is run.
     """
 
     kind = DECODER_ONLY
