@@ -45,9 +45,16 @@ def build_tiny_gpt2(
     )
     torch.manual_seed(seed)
     model = GPT2LMHeadModel(config)
-    optimizer = torch.optim.AdamW(model.parameters(), lr=3e-3)
     batch = tokenizer([text + EOS for text in CORPUS], padding=True, return_tensors="pt")
     labels = batch["input_ids"].masked_fill(batch["attention_mask"] == 0, -100)
+    return _train_and_save(model, tokenizer, dict(batch), labels, steps, folder)
+
+
+def _train_and_save(model: Any, tokenizer: Any, batch: dict[str, Any], labels: Any, steps: int, folder: Path) -> Path:
+    """A few AdamW steps on one batch (enough for the answers to be the likeliest), then model and tokenizer saved."""
+    import torch
+
+    optimizer = torch.optim.AdamW(model.parameters(), lr=3e-3)
     model.train()
     for _ in range(steps):
         loss = model(**batch, labels=labels).loss
@@ -108,21 +115,10 @@ def build_tiny_seq2seq(folder: Path, kind: str = "t5", steps: int = 80, seed: in
         model = BartForConditionalGeneration(config)
     else:
         raise ValueError(f"unknown kind {kind!r}; use t5 or bart")
-    optimizer = torch.optim.AdamW(model.parameters(), lr=3e-3)
     inputs = tokenizer([a for a, _ in PAIRS], padding=True, return_tensors="pt")
     answers = tokenizer([b for _, b in PAIRS], padding=True, return_tensors="pt", add_special_tokens=False)
     labels = torch.cat([answers["input_ids"], torch.full((len(PAIRS), 1), pad)], dim=1)
     lengths = answers["attention_mask"].sum(dim=1)
     labels[torch.arange(len(PAIRS)), lengths] = eos  # each answer ends with the end token
     labels = labels.masked_fill(torch.arange(labels.shape[1])[None] > lengths[:, None], -100)
-    model.train()
-    for _ in range(steps):
-        loss = model(**inputs, labels=labels).loss
-        loss.backward()
-        optimizer.step()
-        optimizer.zero_grad()
-    model.eval()
-    folder.mkdir(parents=True, exist_ok=True)
-    model.save_pretrained(folder)
-    tokenizer.save_pretrained(folder)
-    return folder
+    return _train_and_save(model, tokenizer, dict(inputs), labels, steps, folder)
