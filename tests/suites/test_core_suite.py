@@ -232,3 +232,25 @@ def test_core_scenarios_with_a_hub_name_from_the_local_cache(tiny_gpt2: Path, tm
     assert completed.returncode == 0, completed.stdout[-3000:] + completed.stderr[-2000:]
     report = _check_tiny_report(tmp_path / "reports" / "holistic-test_gpt2-mini" / "latest" / "report.json", ["boolq", "mmlu"])
     assert report["model"]["revision"] == commit
+
+
+def test_boolq_mmlu_and_hellaswag_run_end_to_end_on_an_encoder_decoder(tmp_path: Path) -> None:
+    """The shipped suites on a tiny T5 (issue's acceptance command): every item passes, the report is complete and
+    says an encoder-decoder answered, and each run has its accuracy and efficiency numbers."""
+    from tests.tiny_model import build_tiny_seq2seq
+
+    folder = build_tiny_seq2seq(tmp_path / "tiny-t5", "t5")
+    completed = _pytest(
+        "suites/core", "-k", "boolq or mmlu or hellaswag", "--model", str(folder), "--holistic-max-instances", "3",
+        "--holistic-report-dir", str(tmp_path / "reports"), "--holistic-cache-dir", str(tmp_path / "cache"),
+    )  # fmt: skip
+    assert completed.returncode == 0, completed.stdout[-3000:] + completed.stderr[-3000:]
+    assert " passed" in completed.stdout.splitlines()[-1] and "failed" not in completed.stdout.splitlines()[-1]
+    report = json.loads((tmp_path / "reports" / "tiny-t5" / "latest" / "report.json").read_text())
+    assert report["complete"] and not report["not_completed"]
+    assert report["model"]["details"]["model_kind"] == "encoder-decoder"
+    runs = {run["scenario"]: run for run in report["runs"]}
+    assert {"boolq", "hellaswag", "mmlu"} <= {name.split(":")[0] for name in runs}
+    for name, run in runs.items():
+        numbers, _ = _families(run)
+        assert {"accuracy", "efficiency"} <= numbers, name
