@@ -801,7 +801,7 @@ class Seq2SeqModel(EncoderDecoderPaths, HFModel):
     def __init__(
         self, model: Any, tokenizer: Any, info: ModelInfo, batch_size: int | None = None, strategy: str = "auto"
     ) -> None:
-        self.decoder_start_id = decoder_start(model)
+        self.decoder_start_id = decoder_start(model, info.name)
         super().__init__(model, tokenizer, info, batch_size, strategy)
         self.info = self.info.with_variant(kind_variant(self.kind))
         self._record({"scoring": "encoder once per context"})

@@ -36,8 +36,11 @@ Unit = tuple[tuple[int, ...], list[int]]
 """One encoder row of a scoring batch: the context's tokens and the requests (indices) whose continuations follow it."""
 
 
-def decoder_start(model: Any) -> int:
-    """The token the decoder starts from: the config's, else the generation config's, else the pad token (T5's)."""
+def decoder_start(model: Any, name: str) -> int:
+    """The token the decoder starts from: the config's, else the generation config's, else the pad token (T5's).
+
+    ``name`` (the ``--model`` spec) names the model in the error when its config names none of them.
+    """
     for source in (model.config, getattr(model, "generation_config", None)):
         value = getattr(source, "decoder_start_token_id", None) if source is not None else None
         if isinstance(value, int):
@@ -46,8 +49,8 @@ def decoder_start(model: Any) -> int:
     if isinstance(pad, int):
         return pad
     raise ModelLoadError(
-        f"model {type(model).__name__} is an encoder-decoder whose config names no decoder_start_token_id; "
-        "set it in config.json"
+        f"model {name!r} ({type(model).__name__}) is an encoder-decoder whose config names no decoder_start_token_id "
+        "or pad_token_id; set decoder_start_token_id in its config.json"
     )
 
 

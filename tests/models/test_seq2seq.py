@@ -254,3 +254,23 @@ def test_a_chat_template_renders_the_encoder_input_without_special_tokens_again(
                 break
             decoded.append(token)
     assert result.text == model.tokenizer.decode(decoded[1:], skip_special_tokens=True).split("\n")[0]
+
+
+def test_an_encoder_decoder_without_a_decoder_start_token_is_a_one_line_load_error(tiny_t5: Path, tmp_path: Path) -> None:
+    import json
+    import shutil
+
+    from pytest_holistic.errors import ModelLoadError
+
+    broken = tmp_path / "no-start"
+    shutil.copytree(tiny_t5, broken)
+    for name, keys in (("config.json", ("decoder_start_token_id", "pad_token_id")), ("generation_config.json", ("decoder_start_token_id", "pad_token_id"))):
+        path = broken / name
+        if path.is_file():
+            data = json.loads(path.read_text())
+            data.update(dict.fromkeys(keys))
+            path.write_text(json.dumps(data))
+    with pytest.raises(ModelLoadError) as caught:
+        HFModel.load(str(broken), device="cpu")
+    message = str(caught.value)
+    assert "\n" not in message and str(broken) in message and "set decoder_start_token_id in its config.json" in message
