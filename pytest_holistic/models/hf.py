@@ -13,7 +13,6 @@ import json
 import math
 import os
 import time
-from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -193,9 +192,11 @@ class HFBackend:
                 revision: str | None = self.options.revision or weights_hash(folder)
             else:
                 revision = hub_revision(self.spec, self.options.revision)
-            checkpoint = checkpoint_dtype(self.spec, self.options.revision) if self.options.dtype == "auto" else None
+            config = declared_config(self.spec, self.options.revision)  # read once: the dtype and the model's kind
+            declared = config_dtype(config.get("dtype") or config.get("torch_dtype")) if config is not None else None
+            checkpoint = declared if self.options.dtype == "auto" else None
             variant = expected_variant(self.options.device, self.options.dtype, checkpoint)
-            variant.update(kind_variant(kind_of(declared_config(self.spec, self.options.revision))))
+            variant.update(kind_variant(kind_of(config)))
             if revision:
                 variant.update(template_variant(self.options.chat_template, self._declared_template))
                 self._identity = ModelInfo(self.spec, "transformers", revision, variant=variant)
@@ -516,7 +517,7 @@ class HFModel(BatchStreaming):
                 "trust_remote_code": trust_remote_code,
             },
         )
-        if getattr(model.config, "is_encoder_decoder", False):
+        if encoder_decoder:
             return Seq2SeqModel(model, tokenizer, info, batch_size)
         return cls(model, tokenizer, info, batch_size)
 
@@ -681,10 +682,7 @@ class HFModel(BatchStreaming):
         counts the rendered text. Prompt and answer must fit the window: the prompt is cut from the left (as HELM
         does) to leave room for ``max_tokens``, which is itself capped at one token less than the window.
         """
-        groups: dict[tuple[int, tuple[str, ...], float, int], list[int]] = defaultdict(list)
-        for index, request in enumerate(requests):
-            groups[(request.max_tokens, request.stop, request.temperature, request.seed)].append(index)
-        for (max_tokens, stop, temperature, seed), indices in groups.items():
+        for (max_tokens, stop, temperature, seed), indices in hf_batching.generation_groups(requests).items():
             budget = min(max_tokens, self.max_length - 1)
             encoded = {i: self._encode(self.prompt_text(requests[i].prompt)) or [self.start_id] for i in indices}
             prompts = {i: tokens[-(self.max_length - budget) :] for i, tokens in encoded.items()}

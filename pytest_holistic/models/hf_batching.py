@@ -24,7 +24,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import TypeVar
 
 from ..errors import ModelOutputError, error_line
-from .base import GenerationResult
+from .base import GenerationRequest, GenerationResult
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -75,6 +75,15 @@ def next_batch(
         else:
             high = middle - 1
     return list(items[start:low])
+
+
+def generation_groups(requests: Sequence[GenerationRequest]) -> dict[tuple[int, tuple[str, ...], float, int], list[int]]:
+    """Generation requests' indices by (max tokens, stop sequences, temperature, seed): what one ``generate`` call
+    can share, in first-request order."""
+    groups: dict[tuple[int, tuple[str, ...], float, int], list[int]] = defaultdict(list)
+    for index, request in enumerate(requests):
+        groups[(request.max_tokens, request.stop, request.temperature, request.seed)].append(index)
+    return groups
 
 
 # -- out-of-memory halving ----------------------------------------------------------------------------

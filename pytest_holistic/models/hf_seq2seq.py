@@ -218,11 +218,8 @@ class EncoderDecoderPaths:
         """Greedy generation in batches of similar prompt length: the prompt (through the chat template when one
         applies) to the encoder, cut from the left to the window; the answer from the decoder, at most
         ``max_tokens`` (capped at one less than the window)."""
-        groups: dict[tuple[int, tuple[str, ...], float, int], list[int]] = {}
-        for index, request in enumerate(requests):
-            groups.setdefault((request.max_tokens, request.stop, request.temperature, request.seed), []).append(index)
         templated = self.chat_template is not None
-        for (max_tokens, stop, temperature, seed), indices in groups.items():
+        for (max_tokens, stop, temperature, seed), indices in hf_batching.generation_groups(requests).items():
             budget = min(max_tokens, self.max_length - 1)
             encoded = {i: self._encoder_tokens(self.prompt_text(requests[i].prompt), templated=templated) for i in indices}
             prompts = {i: tokens[-self.max_length :] for i, tokens in encoded.items()}
