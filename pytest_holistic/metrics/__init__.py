@@ -82,6 +82,7 @@ from .classification import balanced_accuracy, classification_accuracy, f1, prec
 from .copyright import edit_distance, edit_similarity, longest_common_prefix_length
 from .helm_classification import ClassAnswer, classification_f1, classification_macro_f1, classification_micro_f1
 from .language_modeling import bits_per_byte, logprob_per_byte, perplexity
+from .math_answers import final_number_exact_match, math_equiv, math_equiv_chain_of_thought
 from .qa import f1_over_words, factual_knowledge, precision_over_words, recall_over_words
 from .ranking import mean_ndcg, mean_reciprocal_rank, ndcg, reciprocal_rank
 from .rouge import ALL_ROUGE, rouge, rouge_1, rouge_2, rouge_l
@@ -105,6 +106,9 @@ _INSTANCE: tuple[Callable[..., Score], ...] = (
     prefix_exact_match,
     quasi_prefix_exact_match,
     exact_match_indicator,
+    final_number_exact_match,
+    math_equiv,
+    math_equiv_chain_of_thought,
     absolute_value_difference,
     f1_score,
     *ALL_ROUGE,
@@ -284,6 +288,7 @@ __all__ = [
     "f1_over_words",
     "f1_score",
     "factual_knowledge",
+    "final_number_exact_match",
     "find",
     "group_counts_to_bias",
     "group_gap",
@@ -294,6 +299,8 @@ __all__ = [
     "longest_common_prefix_length",
     "lookup",
     "lookup_population",
+    "math_equiv",
+    "math_equiv_chain_of_thought",
     "max_toxicity",
     "max_toxicity_probability",
     "mean_logprob_difference",

@@ -37,7 +37,10 @@ from pytest_holistic.metrics import (
     exact_match_indicator,
     f1,
     f1_score,
+    final_number_exact_match,
     longest_common_prefix_length,
+    math_equiv,
+    math_equiv_chain_of_thought,
     platt_scaling,
     precision,
     prefix_exact_match,
@@ -53,6 +56,7 @@ from pytest_holistic.metrics import (
 from pytest_holistic.scenarios.bbq_tags import bbq_tags, read_bbq_tags
 from pytest_holistic.metrics.calibration import platt_ece_1_bin, platt_ece_10_bin
 from pytest_holistic.metrics.helm_classification import normalize_label
+from pytest_holistic.metrics.math_answers import UnreadableAnswer, boxed_answer, normalize_math
 from pytest_holistic.metrics.summarization import DataStatsScorer
 from pytest_holistic.models.base import GenerationResult
 from pytest_holistic.records import ItemRecord
@@ -92,6 +96,7 @@ def test_the_goldens_come_from_helm_and_cover_every_kind() -> None:
         "generated_classification",
         "multiple_choice_classification",
         "win_rate",
+        "math",
     }
 
 
@@ -142,6 +147,86 @@ def test_reference_metrics_equal_helms_pipeline(name: str) -> None:
         if got != expected and not _bleu_floor(name, got, expected):
             wrong.append((given, got, expected))
     assert not wrong, f"{len(wrong)} differ from HELM, e.g. {wrong[:3]}"
+
+
+# -- HELM Lite's GSM8K and MATH answer matching -------------------------------------------------------------------
+
+MATH = {
+    "final_number_exact_match": final_number_exact_match,
+    "math_equiv": math_equiv,
+    "math_equiv_chain_of_thought": math_equiv_chain_of_thought,
+    "exact_match_indicator": exact_match_indicator,
+}
+
+
+@pytest.mark.parametrize("name", sorted(MATH))
+def test_math_functions_equal_helms(name: str) -> None:
+    """The per-reference function on the raw pair equals HELM's (``is_equiv`` and ``is_equiv_chain_of_thought`` for
+    the two ``math_equiv`` metrics), exactly."""
+    cases = _of("math")
+    assert len(cases) > 400
+    wrong = []
+    for case in cases:
+        given, expected = case["inputs"], case["expected"][name]
+        got = float(MATH[name].__wrapped__(given["gold"], given["pred"]))  # type: ignore[attr-defined]
+        if got != expected:
+            wrong.append((given, got, expected))
+    assert not wrong, f"{len(wrong)} differ from HELM, e.g. {wrong[:3]}"
+
+
+@pytest.mark.parametrize("name", sorted(MATH))
+def test_math_metrics_equal_helms_pipeline(name: str) -> None:
+    """The metric as a run calls it equals HELM's ``compute_reference_metrics``, which strips the completion first."""
+    wrong = []
+    for case in _of("math"):
+        given, expected = case["inputs"], case["pipeline"][name]
+        got = float(MATH[name](given["pred"], [given["gold"]]))
+        if got != expected:
+            wrong.append((given, got, expected))
+    assert not wrong, f"{len(wrong)} differ from HELM, e.g. {wrong[:3]}"
+
+
+def _normal_form(text: str) -> str | None:
+    try:
+        return normalize_math(text)
+    except UnreadableAnswer:
+        return None
+
+
+def test_math_normal_form_and_boxed_answer_equal_helms() -> None:
+    """``normalize_math`` is HELM's ``_strip_string`` (raising where it raises, None in the golden) and ``boxed_answer``
+    its ``get_answer``, on both sides of every case."""
+    wrong = []
+    for case in _of("math"):
+        for side in ("gold", "pred"):
+            text = case["inputs"][side]
+            got = (_normal_form(text), boxed_answer(text))
+            expected = (case["normal_form"][side], case["boxed_answer"][side])
+            if got != expected:
+                wrong.append((text, got, expected))
+    assert not wrong, f"{len(wrong)} differ from HELM, e.g. {wrong[:3]}"
+
+
+def test_the_math_goldens_hold_helms_quirks() -> None:
+    """The cases the module docstring names, as HELM scored them: a ``\\fbox`` answer is no answer (two of them
+    match), two ``\\text{ `` fall back to raw equality, and an empty answer matches an empty reference."""
+
+    def expected(gold: str, pred: str, name: str) -> float:
+        case = next(case for case in _of("math") if case["inputs"] == {"gold": gold, "pred": pred})
+        return float(case["pipeline"][name])
+
+    assert expected("\\fbox{5}", "\\fbox{6}", "math_equiv_chain_of_thought") == 1.0
+    assert expected("5\\text{ m}\\text{ s}", "5\\text{ m}\\text{ s}", "math_equiv") == 1.0
+    assert expected("5\\text{ m}\\text{ s}", "5", "math_equiv") == 0.0
+    assert expected("", "", "math_equiv") == 1.0
+    assert expected("1 2", "1, 2", "final_number_exact_match") == 1.0
+    for gold, pred, name in (
+        ("\\fbox{5}", "\\fbox{6}", "math_equiv_chain_of_thought"),
+        ("5\\text{ m}\\text{ s}", "5\\text{ m}\\text{ s}", "math_equiv"),
+        ("", "", "math_equiv"),
+        ("1 2", "1, 2", "final_number_exact_match"),
+    ):
+        assert float(MATH[name](pred, [gold])) == expected(gold, pred, name)
 
 
 # -- copyright ------------------------------------------------------------------------------------------------

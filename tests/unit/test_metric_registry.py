@@ -59,6 +59,9 @@ def test_instance_registry_holds_the_accuracy_family() -> None:
         "exact_match_indicator",
         "absolute_value_difference",
         "f1_score",
+        "final_number_exact_match",
+        "math_equiv",
+        "math_equiv_chain_of_thought",
     }
     assert set(BUILTIN) == helm | NEW_INSTANCE_METRICS
 

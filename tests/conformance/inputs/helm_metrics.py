@@ -4,7 +4,8 @@ One list per family: reference-matching metrics and ROUGE (``reference``), copyr
 summarisation statistics (``summarization``), the bias word-list metrics (``bias``), BBQ (``bbq``),
 calibration (``calibration``), classification F1 on labels already in HELM's form (``classification``), HELM's
 population F1 of generated and of multiple-choice answers (``generated_classification``,
-``multiple_choice_classification``) and the mean win rate (``win_rate``).
+``multiple_choice_classification``), the mean win rate (``win_rate``) and HELM Lite's answer matching for GSM8K and
+MATH (``math``: LaTeX answers, boxed solutions, sentences ending in a number).
 Texts mix whitespace of every kind, braces, punctuation, articles, Unicode and empty strings.
 """
 
@@ -403,6 +404,147 @@ def _win_rate_cases(rng: random.Random) -> list[dict[str, Any]]:
     return cases
 
 
+MATH_HAND: list[tuple[str, str]] = [
+    # GSM8K's final number: the last match of HELM's pattern, commas dropped, compared as exact_match compares
+    ("72", "The answer is 72."),
+    ("The answer is 72.", "Natalia sold 48/2 = 24 clips in May, so 48+24 = 72 clips"),
+    ("Janet sells 16 - 3 - 4 = <<16-3-4=9>>9 duck eggs a day.\nShe makes 9 * 2 = $<<9*2=18>>18 every day.\n#### 18", "18"),
+    ("1,234.5", "1234.5"),
+    ("1234.5", "It costs $1,234.50"),
+    ("-3", "3"),
+    ("-3", "The change is -3 degrees."),
+    ("3.14", "3.14.15"),
+    ("15", "3.14.15"),
+    ("5", "$5"),
+    ("5", "$5.00"),
+    ("10", "no number here"),
+    ("no number", "none either"),
+    ("1 2", "1, 2"),  # HELM's "." is any character: "1, 2" reads "1 2"
+    ("5", "a, 5"),  # the match ", 5" loses its comma and keeps a space, which exact_match strips
+    ("12", "1,2"),
+    ("5", "5\n6"),
+    ("5\n6", "6"),
+    ("7", "7%"),
+    ("3", "\u0663"),  # ARABIC-INDIC DIGIT THREE is a \d too
+    ("42", "#### 42"),
+    ("2", "x^2"),
+    ("1,000", "1000,"),
+    ("", ","),
+    # MATH's normal form: fractions, roots, delimiters, degrees, dollars, percent, units
+    ("\\frac{1}{2}", "\\frac12"),
+    ("\\frac{1}{72}", "\\frac1{72}"),
+    ("\\frac{72}{1}", "\\frac{72}1"),
+    ("\\frac{1}{2}", "\\dfrac{1}{2}"),
+    ("\\frac{1}{2}", "\\tfrac12"),
+    ("\\frac{1}{2}", "1/2"),
+    ("\\frac{1}{2}", "0.5"),
+    ("\\frac{1}{2}", ".5"),
+    ("\\frac{1}{2}", " .5"),
+    ("0.5", "\\frac{1}{2}"),
+    ("\\frac{-1}{2}", "-1/2"),
+    ("\\frac{1}{2}", "+1/2"),
+    ("\\frac{1}{2}", "01/2"),
+    ("1/2/3", "1/2/3"),
+    ("\\frac{a}{b}", "a/b"),
+    ("\\sqrt{3}", "\\sqrt3"),
+    ("2\\sqrt{3}", "2 \\sqrt 3"),
+    ("\\sqrt{3}", "\\sqrt"),
+    ("\\sqrt", "\\sqrt"),
+    ("\\sqrt\\sqrt3", "\\sqrt\\sqrt3"),
+    ("(1,2)", "\\left( 1, 2 \\right)"),
+    ("arrow", "\\leftarrow"),
+    ("90", "90^\\circ"),
+    ("90", "90^{\\circ}"),
+    ("5", "\\$5"),
+    ("5", "$5$"),
+    ("50", "50\\%"),
+    ("5", "5\\text{ cm}"),
+    ("5", "5 \\text{ cm}^2"),
+    ("5", "5\\text{cm}"),
+    ("5\\text{ cm}", "5\\text{ cm}\\text{ m}"),
+    ("5\\text{ m}\\text{ s}", "5\\text{ m}\\text{ s}"),
+    ("5\\text{ m}\\text{ s}", "5"),
+    ("0.3", ".3"),
+    ("\\{0.3\\}", "\\{.3\\}"),
+    ("x = 0.3", "x= .3"),
+    ("3", "k = 3"),
+    ("3", "k=3"),
+    ("3", "ab = 3"),
+    ("3", "ab=3"),
+    ("1=2", "x=1=2"),
+    ("y = 2x+1", "y=2x + 1"),
+    ("1000", "1\\!000"),
+    ("\\frac{1}{2}", "\\\\frac{1}{2}"),
+    ("\\frac1", "\\frac1"),
+    ("\\frac{1}{2}\\frac1", "\\frac12\\frac1"),
+    ("\\frac", "\\frac"),
+    ("\\frac", "\\frac "),
+    ("\\frac{1}{2}", "\\frac{1}{2}\n"),
+    ("\\frac{1}{2}", "\\frac{1}\n{2}"),
+    ("x^2+1", "x^2 + 1"),
+    ("x^2+1", "x^2\t+ 1"),
+    ("5", " 5 "),
+    ("", ""),
+    ("", " "),
+    (" ", ""),
+    ("  ", "\n"),
+    (".", "."),
+    ("{", "}"),
+    # chain of thought: the last \boxed{} of each side, braces balanced
+    ("\\boxed{5}", "So the answer is $\\boxed{5}$."),
+    ("The answer is $\\boxed{\\frac{1}{2}}$.", "We get \\boxed{\\dfrac12}"),
+    ("\\boxed{\\frac{1}{2}}", "\\boxed{\\frac{1}{2}"),
+    ("\\boxed{3}", "First \\boxed{2}, then \\boxed{3}"),
+    ("\\boxed{3}", "First \\boxed{3}, then \\boxed{2}"),
+    ("no box", "no box either"),
+    ("\\boxed{5}", "5"),
+    ("5", "\\boxed{5}"),
+    ("\\fbox{5}", "\\fbox{5}"),
+    ("\\fbox{5}", "\\fbox{6}"),
+    ("\\boxed{5}", "\\fbox{5}"),
+    ("\\boxed 5", "\\boxed 5 and {6}"),
+    ("\\boxed{}", "\\boxed{}"),
+    ("\\boxed{{1,2}}", "\\boxed{ \\{1, 2\\} }"),
+    ("\\boxed{5\\text{ cm}}", "\\boxed{5}"),
+    ("\\boxed{\\boxed{4}}", "\\boxed{4}"),
+    ("\\boxed{x}}", "\\boxed{x}"),
+    ("\\boxed}{5}", "\\boxed}{6}"),
+    ("\\boxed{\\text{(B)}}", "The answer is \\boxed{\\text{(B)}}."),
+    ("\\boxed{k = 3}", "\\boxed{3}"),
+]
+
+MATH_ATOMS = ["\\frac", "\\dfrac", "\\tfrac", "12", "1", "{", "}", "{72}", "\\sqrt", "3", "\\left(", "\\right)", "^\\circ"]
+MATH_ATOMS += ["^{\\circ}", "\\$", "\\%", "\\text{ cm}", "\\text{ ", " ", ".", " .5", "0.5", "=", "k", "x", "/", "2/3", "-"]
+MATH_ATOMS += [",", "\n", "\\!", "\\\\", "\\boxed{", "\\boxed", "\\fbox{", "5", "a", "\t", "+", "0", "1,234.5", "$"]
+GSM_WORDS = ["She", "sold", "clips", "in", "May", "so", "the", "answer", "is", "####", "=", "<<48/2=24>>24", "$5", "1,234"]
+GSM_WORDS += ["72", "72.", "-3", "3.14.15", "0.5", "$1,000.00", "eggs", "10%", "half", "twice", "\n"]
+
+
+def _latex(rng: random.Random) -> str:
+    return "".join(rng.choice(MATH_ATOMS) for _ in range(rng.randint(0, 7)))
+
+
+def _math_cases(rng: random.Random) -> list[dict[str, str]]:
+    """Each: a gold and a prediction, for HELM Lite's GSM8K and MATH metrics (and ``exact_match_indicator``)."""
+    cases = [{"gold": gold, "pred": pred} for gold, pred in MATH_HAND]
+    for index in range(300):
+        shape = index % 3
+        if shape == 0:  # bare LaTeX answers, as MATH without chain of thought compares them
+            gold = _latex(rng)
+            pred = gold if rng.random() < 0.15 else _latex(rng)
+        elif shape == 1:  # worked solutions ending in a boxed answer
+            answers = [_latex(rng) for _ in range(2)]
+            gold = f"So the answer is $\\boxed{{{answers[0]}}}$."
+            pred = rng.choice(["We get ", "", "Thus $x = \\boxed{1}$ and "]) + f"\\boxed{{{rng.choice(answers)}}}"
+            if rng.random() < 0.2:
+                pred = pred[: rng.randint(0, len(pred))]  # cut short: braces left open
+        else:  # GSM8K answers: sentences whose last number counts
+            gold = " ".join(rng.choice(GSM_WORDS) for _ in range(rng.randint(0, 10)))
+            pred = " ".join(rng.choice(GSM_WORDS) for _ in range(rng.randint(0, 10)))
+        cases.append({"gold": gold, "pred": pred})
+    return cases
+
+
 def build(files: Path) -> dict[str, Any]:
     rng = random.Random(SEED)
     return {
@@ -417,4 +559,5 @@ def build(files: Path) -> dict[str, Any]:
         # seeded on their own, so these cases do not move the ones above
         "generated_classification": _generated_classification_cases(random.Random(SEED + 1)),
         "multiple_choice_classification": _multiple_choice_classification_cases(random.Random(SEED + 2)),
+        "math": _math_cases(random.Random(SEED + 3)),
     }

@@ -4,7 +4,8 @@ What runs is HELM's code: the reference-matching functions of ``evaluate_referen
 classes' ``evaluate_generation`` / ``evaluate_instances`` on ``RequestState``s built from the inputs
 (``BasicCopyrightMetric``, ``SummarizationMetric``, ``BBQMetric``, ``ClassificationMetric``,
 ``MultipleChoiceClassificationMetric``), ``BiasMetric``'s two evaluation methods, ``compute_calibration_metrics``
-and the leaderboard's ``compute_aggregate_row_win_rates``.
+and the leaderboard's ``compute_aggregate_row_win_rates``; for GSM8K and MATH, ``final_number_exact_match`` and
+``math_scenario``'s ``is_equiv``, ``is_equiv_chain_of_thought``, ``get_answer`` and ``_strip_string``.
 
 Two stand-ins, both for things those functions do not compute themselves:
 
@@ -64,6 +65,7 @@ from helm.benchmark.metrics.statistic import Stat
 from helm.benchmark.metrics.summarization_metrics import SummarizationMetric
 from helm.benchmark.presentation.summarize import compute_aggregate_row_win_rates
 from helm.benchmark.presentation.table import Cell, HeaderCell, Table
+from helm.benchmark.scenarios import math_scenario
 from helm.benchmark.scenarios.scenario import CORRECT_TAG, Input, Instance, Output, Reference
 from helm.common.request import GeneratedOutput, Request, RequestResult
 
@@ -123,6 +125,41 @@ def _reference(case: dict[str, str]) -> dict[str, Any]:
     stats = erm.compute_reference_metrics(list(REFERENCE_FUNCTIONS), ADAPTER, _request_state(instance, [case["pred"]]), None)
     pipeline = {name: value for name, value in _stats(stats).items() if name in REFERENCE_FUNCTIONS}
     return {"kind": "reference", "inputs": case, "expected": expected, "pipeline": pipeline}
+
+
+MATH_FUNCTIONS = {
+    "final_number_exact_match": erm.final_number_exact_match,
+    "math_equiv": math_scenario.is_equiv,
+    "math_equiv_chain_of_thought": math_scenario.is_equiv_chain_of_thought,
+    "exact_match_indicator": erm.exact_match_indicator,
+}
+
+
+def _normal_form(text: str) -> str | None:
+    """``_strip_string`` of the text; None where it raises (``is_equiv`` then compares the raw strings): an assertion
+    (``\\text{ `` twice) or an index error (``\\sqrt`` or ``\\frac`` with nothing after it)."""
+    try:
+        return math_scenario._strip_string(text)
+    except (AssertionError, IndexError):
+        return None
+
+
+def _math(case: dict[str, str]) -> dict[str, Any]:
+    """As ``_reference``, for HELM Lite's GSM8K and MATH functions; with each side's MATH normal form and boxed answer."""
+    with contextlib.redirect_stdout(io.StringIO()):  # is_equiv prints a warning when both sides have no answer
+        expected = {name: float(function(case["gold"], case["pred"])) for name, function in MATH_FUNCTIONS.items()}
+        instance = Instance(Input(text="question"), references=[Reference(Output(text=case["gold"]), tags=[CORRECT_TAG])])
+        stats = erm.compute_reference_metrics(list(MATH_FUNCTIONS), ADAPTER, _request_state(instance, [case["pred"]]), None)
+    pipeline = {name: value for name, value in _stats(stats).items() if name in MATH_FUNCTIONS}
+    sides = {side: case[side] for side in ("gold", "pred")}
+    return {
+        "kind": "math",
+        "inputs": case,
+        "expected": expected,
+        "pipeline": pipeline,
+        "normal_form": {side: _normal_form(text) for side, text in sides.items()},
+        "boxed_answer": {side: math_scenario.get_answer(text) for side, text in sides.items()},
+    }
 
 
 def _copyright(case: dict[str, Any]) -> dict[str, Any]:
@@ -257,6 +294,7 @@ def main(inputs: dict[str, Any], files: Path) -> dict[str, Any]:
     cases += [_win_rate(case) for case in inputs["win_rate"]]
     cases += [_generated_classification(case) for case in inputs["generated_classification"]]
     cases += [_multiple_choice_classification(case) for case in inputs["multiple_choice_classification"]]
+    cases += [_math(case) for case in inputs["math"]]
     return {"cases": cases}
 
 
