@@ -31,6 +31,11 @@ MARKER_HELP = "holistic(scenario, adapter=..., metrics=..., gates=...): evaluate
 SELECTION_MARKERS = {
     "helm_core": "one of HELM's 16 core scenarios (Table 4): select with -m helm_core",
     "helm_targeted": "one of HELM's targeted evaluations (bias, toxicity, knowledge, reasoning, ...): -m helm_targeted",
+    "helm_lite": "one of HELM Lite's scenarios (its current leaderboard): select with -m helm_lite",
+    "mathematical_reasoning": "task: mathematical reasoning (HELM Lite's MATH and GSM8K)",
+    "legal": "task: legal reasoning (HELM Lite's LegalBench)",
+    "medicine": "task: medical question answering (HELM Lite's MedQA)",
+    "machine_translation": "task: machine translation (HELM Lite's WMT 2014)",
     "question_answering": "task: question answering (core) or knowledge (targeted)",
     "summarization": "task: summarization",
     "information_retrieval": "task: information retrieval",

@@ -71,6 +71,12 @@ class Scenario:
     def sources(self) -> tuple[str, ...]:
         return tuple(self._sources)
 
+    def source(self, name: str) -> Source:
+        """The declared source ``name`` (``local`` or ``hub``): another scenario can read a part of the same rows."""
+        if name not in self._sources:
+            raise ScenarioError(f"scenario {self.name!r} has no {name!r} source; it has {', '.join(self._sources)}")
+        return self._sources[name]
+
     def load(self, source: str = "local", base: Path | None = None, data_dir: Path | None = None) -> LoadedScenario:
         """Read and validate the instances; falls back to ``local`` if ``source`` is absent.
 

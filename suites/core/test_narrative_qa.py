@@ -11,11 +11,15 @@ The shipped data/narrative_qa.jsonl holds 20 stories written for this project (5
 schema (``document.summary.text``, ``question.text``, ``answers[].text``), each summary 80-100 words.
 """
 
+from pathlib import Path
+
 import pytest
 
 from pytest_holistic import Fields, Scenario, hf, jsonl, metrics
 from pytest_holistic.scenarios.helm_ids import HelmIds
 from pytest_holistic.scenarios.helm_rows import narrative_qa_row, one_question_per_document
+
+DATA = Path(__file__).parent / "data"  # anchored here: suites/lite imports this scenario
 
 pytestmark = [pytest.mark.helm_core, pytest.mark.question_answering]
 
@@ -24,7 +28,7 @@ FIELDS = Fields(input="{summary}\nQuestion: {question}", prepare=narrative_qa_ro
 HUB = hf("deepmind/narrativeqa", splits={"train": "train", "validation": "valid", "test": "test"}, fields=FIELDS)
 narrative_qa = Scenario(
     "narrative_qa",
-    local=one_question_per_document(jsonl("data/narrative_qa.jsonl", FIELDS)),
+    local=one_question_per_document(jsonl(DATA / "narrative_qa.jsonl", FIELDS)),
     hub=one_question_per_document(HUB),
     split="test",
     train_split="train",

@@ -16,6 +16,8 @@ project in the hub's row schema (a small HTML page per question with byte and to
 annotations with long and short answers); by position they give 10 train and 10 valid instances.
 """
 
+from pathlib import Path
+
 import pytest
 
 from pytest_holistic import Fields, Scenario, hf, jsonl, metrics
@@ -23,6 +25,8 @@ from pytest_holistic.scenarios.helm_ids import HelmIds
 from pytest_holistic.scenarios.helm_rows import natural_qa_row
 from pytest_holistic.scenarios.helm_stream import helm_stream
 from pytest_holistic.scenarios.loaders import HubSource
+
+DATA = Path(__file__).parent / "data"  # anchored here: suites/lite imports this scenario
 
 pytestmark = [pytest.mark.helm_core, pytest.mark.question_answering]
 
@@ -57,7 +61,7 @@ def hub_source(fields: Fields) -> HubSource:
 def _natural_qa(name: str, fields: Fields) -> Scenario:
     return Scenario(
         name,
-        local=helm_stream(jsonl("data/natural_qa.jsonl", fields)),
+        local=helm_stream(jsonl(DATA / "natural_qa.jsonl", fields)),
         hub=helm_stream(hub_source(fields)),
         split="valid",
         train_split="train",

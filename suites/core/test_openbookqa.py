@@ -9,11 +9,15 @@ multiple_choice_separate_calibrated; HELM Lite and later classic releases ran it
 The hub revision is not pinned: no commit of allenai/openbookqa could be verified in public code.
 """
 
+from pathlib import Path
+
 import pytest
 
 from pytest_holistic import Fields, Scenario, hf, jsonl, metrics
 from pytest_holistic.scenarios.helm_ids import HelmIds
 from pytest_holistic.scenarios.helm_rows_mc import openbookqa_row
+
+DATA = Path(__file__).parent / "data"  # anchored here: suites/lite imports this scenario
 
 pytestmark = [pytest.mark.helm_core, pytest.mark.question_answering]
 
@@ -21,7 +25,7 @@ FIELDS = Fields(choices="choices", answer="answer", prepare=openbookqa_row)
 
 openbookqa = Scenario(
     "openbookqa",
-    local=jsonl("data/openbookqa.jsonl", FIELDS),
+    local=jsonl(DATA / "openbookqa.jsonl", FIELDS),
     hub=hf("allenai/openbookqa", "main", splits={"train": "train", "test": "test"}, fields=FIELDS),
     split="test",
     train_split="train",

@@ -121,7 +121,7 @@ def _suite_params() -> list[Any]:
     for case in SUITE_CASES:
         for run in case["runs"]:
             for edition in run["editions"]:
-                name = f"{case['test']}[{run['group'] or 'all'}]-{edition}"
+                name = f"{case['suite'].split('/')[0]}-{case['test']}[{run['group'] or 'all'}]-{edition}"
                 params.append(pytest.param(case, run, edition, id=name))
     return params
 
@@ -155,10 +155,10 @@ NOT_IN_HELM_0_5_16 = {
 """Core-suite test functions with no HELM run spec to compare against, each with its reason."""
 
 
-def core_suite_functions() -> set[str]:
-    """Every test function the core suite defines, read from its files (a new one must be compared or listed above)."""
+def suite_functions(suite: str = "core") -> set[str]:
+    """Every test function a suite defines, read from its files (a new one must be compared or listed above)."""
     found: set[str] = set()
-    for path in sorted((ROOT / "suites" / "core").glob("test_*.py")):
+    for path in sorted((ROOT / "suites" / suite).glob("test_*.py")):
         for node in ast.parse(path.read_text(encoding="utf-8")).body:
             if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name.startswith("test_"):
                 found.add(node.name)
@@ -167,18 +167,30 @@ def core_suite_functions() -> set[str]:
 
 def test_every_core_scenario_is_compared() -> None:
     """Each core-suite function is in the goldens (HELM's settings and, where fewer, the offline ones) or named above."""
-    compared = {case["test"] for case in SUITE_CASES}
-    defined = core_suite_functions()
+    compared = {case["test"] for case in SUITE_CASES if case["suite"].startswith("core/")}
+    defined = suite_functions("core")
     raft = {name for name in compared if name.startswith("test_raft_")}
     assert raft and "test_raft" not in defined  # RAFT's subsets are functions made by a loop, compared one by one
     missing = sorted(defined - compared - set(NOT_IN_HELM_0_5_16))
     assert not missing, f"core-suite functions with no HELM prompt golden: {missing}"
     assert not set(NOT_IN_HELM_0_5_16) & compared
     assert not (compared - raft) - defined, "goldens for functions the core suite no longer has"
-    offline = [case["test"] for case in SUITE_CASES if case["local_max_train_instances"] is not None]
+    offline = [
+        case["test"]
+        for case in SUITE_CASES
+        if case["local_max_train_instances"] is not None and case["suite"].startswith("core/")
+    ]
     assert "test_narrative_qa" in offline
     for case in SUITE_CASES:
         assert all("helm" in run["editions"] for run in case["runs"])
+
+
+def test_every_lite_scenario_is_compared() -> None:
+    """Each function of the Lite suite is in the goldens, with HELM Lite's run spec for it."""
+    compared = {case["test"] for case in SUITE_CASES if case["suite"].startswith("lite/")}
+    assert compared == suite_functions("lite")
+    functions = {case["helm"]["function"] for case in SUITE_CASES if case["suite"].startswith("lite/")}
+    assert {"get_gsm_spec", "get_math_spec"} <= functions
 
 
 def _varied_spec(case: Mapping[str, Any], trial: int) -> AdapterSpec:

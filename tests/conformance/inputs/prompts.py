@@ -3,7 +3,7 @@
 Two kinds of case, each carrying HELM instances (``id``, ``input``, ``references`` with ``correct`` flags, HELM's
 split name ``train``/``test`` and the project's ``group``):
 
-- ``suite``: one test function of ``suites/core`` and the HELM run-spec function (with arguments) that defines the
+- ``suite``: one test function of ``suites/core`` or ``suites/lite`` and the HELM run-spec function (with arguments) that defines the
   same scenario. The oracle adapts the suite's shipped instances with HELM's own spec, once with HELM's number of
   in-context examples and once with the offline edition's (``local_max_train_instances``); per-group suites (MMLU's
   subjects, CivilComments' demographics) are adapted one group at a time, as HELM runs them.
@@ -22,61 +22,84 @@ from typing import Any
 from pytest_holistic.scenarios.helm_rows_mc import RAFT_SUBSETS
 
 ROOT = Path(__file__).resolve().parents[3]
-SUITES = ROOT / "suites" / "core"
+SUITES = ROOT / "suites"
 EVALUATED_PER_GROUP = 3
 """Evaluated instances kept per scenario (per group in a per-group suite): enough to cover each layout."""
 
 SUITE_CASES: tuple[tuple[str, str, str, dict[str, Any]], ...] = (
-    ("test_natural_qa.py", "test_natural_qa_openbook_longans", "get_natural_qa_spec", {"mode": "openbook_longans"}),
-    ("test_natural_qa.py", "test_natural_qa_closedbook", "get_natural_qa_spec", {"mode": "closedbook"}),
-    ("test_narrative_qa.py", "test_narrative_qa", "get_narrativeqa_spec", {}),
-    ("test_quac.py", "test_quac", "get_quac_spec", {}),
-    ("test_boolq.py", "test_boolq", "get_boolq_spec", {}),
+    ("core/test_natural_qa.py", "test_natural_qa_openbook_longans", "get_natural_qa_spec", {"mode": "openbook_longans"}),
+    ("core/test_natural_qa.py", "test_natural_qa_closedbook", "get_natural_qa_spec", {"mode": "closedbook"}),
+    ("core/test_narrative_qa.py", "test_narrative_qa", "get_narrativeqa_spec", {}),
+    ("core/test_quac.py", "test_quac", "get_quac_spec", {}),
+    ("core/test_boolq.py", "test_boolq", "get_boolq_spec", {}),
     (
-        "test_hellaswag.py",
+        "core/test_hellaswag.py",
         "test_hellaswag",
         "get_commonsense_spec",
         {"dataset": "hellaswag", "method": "multiple_choice_separate_original"},
     ),
     (
-        "test_openbookqa.py",
+        "core/test_openbookqa.py",
         "test_openbookqa",
         "get_commonsense_spec",
         {"dataset": "openbookqa", "method": "multiple_choice_joint"},
     ),
-    ("test_truthfulqa.py", "test_truthfulqa", "get_truthful_qa_spec", {"task": "mc_single", "method": "multiple_choice_joint"}),
-    ("test_mmlu.py", "test_mmlu", "get_mmlu_spec", {"subject": "{group}"}),
-    ("test_msmarco.py", "test_msmarco_regular", "get_msmarco_spec", {"track": "regular"}),
-    ("test_msmarco.py", "test_msmarco_trec", "get_msmarco_spec", {"track": "trec"}),
-    ("test_cnn_dailymail.py", "test_cnn_dailymail", "get_cnndm_summarization_spec", {}),
-    ("test_xsum.py", "test_xsum", "get_xsum_summarization_spec", {}),
-    ("test_imdb.py", "test_imdb", "get_imdb_spec", {}),
-    ("test_civil_comments.py", "test_civil_comments", "get_civil_comments_spec", {"demographic": "{group}"}),
-    *(("test_raft.py", f"test_raft_{subset}", "get_raft_spec", {"subset": subset}) for subset in RAFT_SUBSETS),
-    ("test_synthetic_reasoning.py", "test_pattern_match", "get_synthetic_reasoning_spec", {"mode": "pattern_match"}),
     (
-        "test_synthetic_reasoning.py",
+        "core/test_truthfulqa.py",
+        "test_truthfulqa",
+        "get_truthful_qa_spec",
+        {"task": "mc_single", "method": "multiple_choice_joint"},
+    ),
+    ("core/test_mmlu.py", "test_mmlu", "get_mmlu_spec", {"subject": "{group}"}),
+    ("core/test_msmarco.py", "test_msmarco_regular", "get_msmarco_spec", {"track": "regular"}),
+    ("core/test_msmarco.py", "test_msmarco_trec", "get_msmarco_spec", {"track": "trec"}),
+    ("core/test_cnn_dailymail.py", "test_cnn_dailymail", "get_cnndm_summarization_spec", {}),
+    ("core/test_xsum.py", "test_xsum", "get_xsum_summarization_spec", {}),
+    ("core/test_imdb.py", "test_imdb", "get_imdb_spec", {}),
+    ("core/test_civil_comments.py", "test_civil_comments", "get_civil_comments_spec", {"demographic": "{group}"}),
+    *(("core/test_raft.py", f"test_raft_{subset}", "get_raft_spec", {"subset": subset}) for subset in RAFT_SUBSETS),
+    ("core/test_synthetic_reasoning.py", "test_pattern_match", "get_synthetic_reasoning_spec", {"mode": "pattern_match"}),
+    (
+        "core/test_synthetic_reasoning.py",
         "test_variable_substitution",
         "get_synthetic_reasoning_spec",
         {"mode": "variable_substitution"},
     ),
-    ("test_synthetic_reasoning.py", "test_induction", "get_synthetic_reasoning_spec", {"mode": "induction"}),
-    ("test_dyck.py", "test_dyck", "get_dyck_language_spec", {"num_parenthesis_pairs": 3}),
-    ("test_bbq.py", "test_bbq", "get_bbq_spec", {"subject": "all"}),
+    ("core/test_synthetic_reasoning.py", "test_induction", "get_synthetic_reasoning_spec", {"mode": "induction"}),
+    ("core/test_dyck.py", "test_dyck", "get_dyck_language_spec", {"num_parenthesis_pairs": 3}),
+    ("core/test_bbq.py", "test_bbq", "get_bbq_spec", {"subject": "all"}),
     (
-        "test_memorisation.py",
+        "core/test_memorisation.py",
         "test_memorisation",
         "get_copyright_spec",
         {"datatag": "n_books_1000-extractions_per_book_1-prefix_length_125"},
     ),
-    ("test_toxicity.py", "test_toxicity_prompts", "get_real_toxicity_prompts_spec", {}),
+    ("core/test_toxicity.py", "test_toxicity_prompts", "get_real_toxicity_prompts_spec", {}),
+    # HELM Lite (run_entries_lite_20240424.conf)
+    ("lite/test_narrative_qa.py", "test_narrative_qa", "get_narrativeqa_spec", {}),
+    ("lite/test_natural_qa.py", "test_natural_qa_openbook_longans", "get_natural_qa_spec", {"mode": "openbook_longans"}),
+    ("lite/test_natural_qa.py", "test_natural_qa_closedbook", "get_natural_qa_spec", {"mode": "closedbook"}),
+    (
+        "lite/test_openbookqa.py",
+        "test_openbookqa",
+        "get_commonsense_spec",
+        {"dataset": "openbookqa", "method": "multiple_choice_joint"},
+    ),
+    ("lite/test_mmlu.py", "test_mmlu", "get_mmlu_spec", {"subject": "{group}"}),
+    ("lite/test_gsm8k.py", "test_gsm8k", "get_gsm_spec", {}),
+    (
+        "lite/test_math.py",
+        "test_math",
+        "get_math_spec",
+        {"subject": "{group}", "level": "1", "use_chain_of_thought": "True"},
+    ),
 )
 """(suite file, test function, HELM run-spec function, its arguments; ``{group}`` is filled per group)."""
 
 
 def load_suite(file: str) -> Any:
-    """A suite module imported by path (suite folders are not packages), once per process."""
-    name = f"holistic_conformance_suite_{Path(file).stem}"
+    """A suite module (``file`` relative to ``suites/``) imported by path, once per process."""
+    name = "holistic_conformance_suite_" + file.removesuffix(".py").replace("/", "_")
     if name not in sys.modules:
         spec = importlib.util.spec_from_file_location(name, SUITES / file)
         assert spec is not None and spec.loader is not None
@@ -108,7 +131,7 @@ def helm_instance(instance: Any, split: str) -> dict[str, Any]:
 def suite_case(file: str, test: str, function: str, arguments: dict[str, Any]) -> dict[str, Any]:
     args, kwargs = marker_of(file, test)
     scenario = kwargs.get("scenario") or args[0]
-    loaded = scenario.load("local", SUITES)
+    loaded = scenario.load("local", (SUITES / file).parent)
     evaluated = loaded.split(kwargs.get("split", scenario.split))
     kept: list[Any] = []
     per_group: dict[str | None, int] = {}

@@ -1,0 +1,134 @@
+"""Row functions and orderings for HELM Lite's own scenarios (GSM8K, MATH), as HELM's scenario classes build them.
+
+Facts carried over (HELM 0.5.16, stanford-crfm/helm, src/helm/benchmark/scenarios/):
+* gsm_scenario.py: the question is the input; the one correct reference is the worked answer with ``####`` replaced by
+  ``The answer is``, every newline by a space, and a period appended; train, then test, in file order.
+* math_scenario.py: the whole dataset is sorted by ``problem`` and then shuffled with ``datasets``' ``shuffle(seed=42)``
+  (each split on its own), and only then filtered to one subject (``type``) and one level; train, then test. With
+  chain of thought the reference is the whole solution, otherwise the content of its last ``\\boxed{}`` (a row without
+  one is dropped). HELM's subject keys name the ``type`` values (``counting_and_probability`` is ``Counting &
+  Probability``).
+Field names follow the hub datasets ``openai/gsm8k`` (config ``main``) and ``hendrycks/competition_math``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection, Mapping
+from functools import partial
+from typing import Any
+
+from .helm_rows_mc import Reshaped
+from .instance import Instance
+from .loaders import Source
+
+MATH_SUBJECTS: Mapping[str, str] = {
+    "number_theory": "Number Theory",
+    "intermediate_algebra": "Intermediate Algebra",
+    "algebra": "Algebra",
+    "prealgebra": "Prealgebra",
+    "geometry": "Geometry",
+    "counting_and_probability": "Counting & Probability",
+    "precalculus": "Precalculus",
+}
+"""HELM's MATH subject keys and the dataset's ``type`` they select."""
+_SUBJECT_KEYS = {kind: key for key, kind in MATH_SUBJECTS.items()}
+LEVEL_TAG = "level:"
+"""A MATH instance's tag naming its level (``level:1`` for the dataset's ``Level 1``)."""
+MATH_SHUFFLE_SEED = 42
+
+
+def _carried(row: Mapping[str, Any]) -> dict[str, Any]:
+    """The ``id`` and ``split`` a shipped file adds at the top level of a row (hub rows take them from the loader)."""
+    return {key: row[key] for key in ("id", "split") if row.get(key) not in (None, "")}
+
+
+def _text(row: Mapping[str, Any], column: str) -> str:
+    value = row.get(column)
+    if not isinstance(value, str) or not value.strip():
+        raise ValueError(f"column {column!r} must be a non-empty string, got {value!r:.60}")
+    return value
+
+
+# --- GSM8K -----------------------------------------------------------------------------------------------------------
+
+
+def gsm8k_answer(answer: str) -> str:
+    """HELM's reference for a GSM8K solution: ``#### n`` reads ``The answer is n``, on one line, ending in a period."""
+    return answer.replace("####", "The answer is").replace("\n", " ") + "."
+
+
+def gsm8k_row(row: Mapping[str, Any]) -> dict[str, Any]:
+    """A GSM8K row (``question``, ``answer`` ending in ``#### n``) as its question and HELM's one reference."""
+    answer = _text(row, "answer")
+    if "####" not in answer:
+        raise ValueError("column 'answer' has no '#### <number>' line; GSM8K solutions end with the final answer so")
+    return {**_carried(row), "question": _text(row, "question"), "references": [gsm8k_answer(answer)]}
+
+
+# --- MATH ------------------------------------------------------------------------------------------------------------
+
+
+def math_row(row: Mapping[str, Any]) -> dict[str, Any]:
+    """A MATH row as its problem, the whole solution as the reference (chain of thought), its subject and level.
+
+    The group is HELM's subject key, so a per-group run is HELM's one run per subject and ``-k algebra`` selects one.
+    """
+    kind = _text(row, "type")
+    if kind not in _SUBJECT_KEYS:
+        raise ValueError(f"column 'type' is {kind!r}, not one of MATH's subjects {sorted(_SUBJECT_KEYS)}")
+    level = _text(row, "level").removeprefix("Level ").strip()
+    return {
+        **_carried(row),
+        "problem": _text(row, "problem"),
+        "references": [_text(row, "solution")],
+        "group": _SUBJECT_KEYS[kind],
+        "tags": [f"{LEVEL_TAG}{level}"],
+    }
+
+
+def _dataset_shuffle(count: int, seed: int) -> list[int]:
+    """The row order ``datasets.Dataset.shuffle(seed=seed)`` gives: NumPy's ``default_rng(seed).permutation``."""
+    import numpy as np  # heavy: only when a MATH scenario is loaded
+
+    return [int(position) for position in np.random.default_rng(seed).permutation(count)]
+
+
+def _math_order(splits: tuple[str, ...], instances: list[Instance]) -> list[Instance]:
+    ordered: list[Instance] = []
+    for split in splits:
+        rows = sorted((instance for instance in instances if instance.split == split), key=lambda row: row.input)
+        ordered += [rows[position] for position in _dataset_shuffle(len(rows), MATH_SHUFFLE_SEED)]
+    return ordered
+
+
+def math_order(source: Source, splits: tuple[str, ...] = ("train", "test")) -> Reshaped:
+    """HELM's MATH order: each split sorted by problem, then shuffled as ``datasets`` does with seed 42, train first.
+
+    Applied to the whole dataset before any subject or level is picked, as HELM does, since the shuffle moves every
+    row by the count of all rows.
+    """
+    note = "HELM's MATH order: sorted by problem, datasets' shuffle(seed=42), per split"
+    return Reshaped(source, partial(_math_order, tuple(splits)), note)
+
+
+def _kept(keep: Callable[[Instance], bool], instances: list[Instance]) -> list[Instance]:
+    return [instance for instance in instances if keep(instance)]
+
+
+def _has_tag(tag: str, instance: Instance) -> bool:
+    return tag in instance.tags
+
+
+def _in_groups(groups: frozenset[str], instance: Instance) -> bool:
+    return instance.group in groups
+
+
+def math_level(source: Source, level: str) -> Reshaped:
+    """Only the MATH problems of one level (``"1"`` .. ``"5"``), as HELM's run for that level reads them."""
+    return Reshaped(source, partial(_kept, partial(_has_tag, f"{LEVEL_TAG}{level}")), f"MATH level {level} only")
+
+
+def only_groups(source: Source, groups: Collection[str]) -> Reshaped:
+    """Only the instances of the named groups (HELM Lite's MMLU subjects), in the source's order."""
+    chosen = frozenset(groups)
+    return Reshaped(source, partial(_kept, partial(_in_groups, chosen)), f"groups {sorted(chosen)} only")
