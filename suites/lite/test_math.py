@@ -24,7 +24,7 @@ from pytest_holistic.scenarios.helm_rows_lite import math_level, math_order, mat
 
 pytestmark = [pytest.mark.helm_lite, pytest.mark.mathematical_reasoning]
 
-FIELDS = Fields(input="problem", prepare=math_row)
+FIELDS = Fields(input="problem", id="{group}-{split}-{index:05d}", prepare=math_row)  # -k geometry selects a subject
 HELM_REVISION = "71b758ecc688b2822d07ffa7f8393299f1dc7cac"  # HELM's pin in math_scenario.py
 
 math_chain_of_thought = Scenario(

@@ -1,0 +1,161 @@
+"""The shipped HELM Lite suite: every Lite scenario collected, run offline on the embedded model, and read from hub copies.
+
+The expectations come from HELM Lite's run entries (run_entries_lite_20240424.conf) and its schema's main metrics
+(schema_lite.yaml), not from the suite files.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+# HELM Lite's leaderboard columns -> (the run here, its main metric in HELM's schema_lite.yaml).
+LITE: dict[str, tuple[str, str]] = {
+    "NarrativeQA": ("narrative_qa", "f1_score"),
+    "NaturalQuestions (open-book)": ("natural_qa_openbook_longans", "f1_score"),
+    "NaturalQuestions (closed-book)": ("natural_qa_closedbook", "f1_score"),
+    "OpenbookQA": ("openbookqa", "exact_match"),
+    "MMLU": ("mmlu", "exact_match"),
+    "MATH": ("math_chain_of_thought", "math_equiv_chain_of_thought"),
+    "GSM8K": ("gsm", "final_number_exact_match"),
+}
+MMLU_SUBJECTS = {"abstract_algebra", "college_chemistry", "computer_security", "econometrics", "us_foreign_policy"}
+MATH_SUBJECTS = {
+    "algebra", "counting_and_probability", "geometry", "intermediate_algebra", "number_theory", "prealgebra", "precalculus",
+}  # fmt: skip
+
+
+def _pytest(*args: str, timeout: int = 1500) -> subprocess.CompletedProcess[str]:
+    command = [sys.executable, "-m", "pytest", *args, "-q", "-p", "no:cacheprovider"]
+    return subprocess.run(command, check=False, cwd=ROOT, capture_output=True, text=True, timeout=timeout)
+
+
+def _report(folder: Path) -> dict[str, dict]:
+    (path,) = folder.glob("*/latest/report.json")
+    return {run["scenario"]: run for run in json.loads(path.read_text())["runs"]}
+
+
+def test_collection_lists_every_lite_scenario_with_its_subjects() -> None:
+    completed = _pytest("suites/lite", "--collect-only", "-m", "helm_lite")
+    assert completed.returncode == 0, completed.stdout[-2000:] + completed.stderr[-2000:]
+    items = [line for line in completed.stdout.splitlines() if "::" in line]
+    for test in ("test_narrative_qa", "test_natural_qa_openbook_longans", "test_natural_qa_closedbook", "test_openbookqa"):
+        assert any(f"::{test}[" in item for item in items), test
+    mmlu = {item.split("[", 1)[1].rsplit("-", 1)[0] for item in items if "::test_mmlu[" in item}
+    assert mmlu == MMLU_SUBJECTS
+    math = _pytest("suites/lite/test_math.py", "--collect-only", "-k", "geometry")
+    assert math.returncode == 0 and math.stdout.count("::test_math[geometry-test-") == 2, math.stdout[-2000:]
+    mathematical = _pytest("suites/lite", "--collect-only", "-m", "mathematical_reasoning")
+    selected = {line.split("::")[1].split("[")[0] for line in mathematical.stdout.splitlines() if "::" in line}
+    assert selected == {"test_gsm8k", "test_math"}
+
+
+def test_core_and_lite_run_in_one_session_without_a_module_clash() -> None:
+    """Both suites have test_narrative_qa.py and friends: as packages they collect side by side."""
+    completed = _pytest("suites", "--collect-only", "-k", "narrative_qa")
+    assert completed.returncode == 0, completed.stdout[-2000:] + completed.stderr[-2000:]
+    files = {line.split("::")[0] for line in completed.stdout.splitlines() if "::" in line}
+    assert files == {"suites/core/test_narrative_qa.py", "suites/lite/test_narrative_qa.py"}
+
+
+@pytest.mark.slow
+def test_lite_suite_on_the_embedded_model_reports_every_scenario_and_its_helm_metrics(tmp_path: Path) -> None:
+    completed = _pytest(
+        "suites/lite", "--holistic-max-instances", "3", "--holistic-report-dir", str(tmp_path),
+        "--holistic-cache-dir", str(tmp_path / "cache"),
+    )  # fmt: skip
+    assert completed.returncode == 0, completed.stdout[-3000:] + completed.stderr[-3000:]
+    runs = _report(tmp_path)
+    assert sorted(runs) == sorted(run for run, _ in LITE.values())
+    for column, (name, main) in LITE.items():
+        run = runs[name]
+        assert set(run["outcomes"]) == {"passed"} and run["source"] == "local", column
+        stat = run["metrics"][main]
+        assert stat["family"] == "accuracy" and stat["value"] is not None, (column, main)
+        assert stat["ci95"][0] <= stat["value"] <= stat["ci95"][1], column
+        assert run["metrics"]["runtime_s"]["value"] is not None, column
+    assert {"exact_match_indicator", "final_number_exact_match"} <= set(runs["gsm"]["metrics"])
+    assert {"rouge_l", "bleu_1", "bleu_4"} <= set(runs["narrative_qa"]["metrics"])
+    for name in ("narrative_qa", "openbookqa", "mmlu"):  # HELM Lite computes no calibration, bias or toxicity
+        assert not {"ece_10_bin", "toxicity", "bias_representation_gender"} & set(runs[name]["metrics"]), name
+
+
+# -- the hub sources, read from local copies in the hub's layout (--holistic-data-dir) ----------------------------------
+
+
+def _write(path: Path, rows: list[dict]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+
+
+def _gsm8k(split: str, count: int) -> list[dict]:
+    return [
+        {
+            "question": f"Ann has {k} {split} apples and buys 2 more. How many now?",
+            "answer": f"{k}+2=<<{k}+2={k + 2}>>{k + 2}\n#### {k + 2}",
+        }
+        for k in range(count)
+    ]
+
+
+def _math(split: str) -> list[dict]:
+    rows = []
+    for subject, kind in (("algebra", "Algebra"), ("geometry", "Geometry")):
+        for level in (1, 1, 2):
+            k = len(rows)
+            rows.append(
+                {
+                    "problem": f"What is ${k} + {level}$ ({split} {subject})?",
+                    "level": f"Level {level}",
+                    "type": kind,
+                    "solution": f"We add: ${k} + {level} = \\boxed{{{k + level}}}$.",
+                }
+            )
+    return rows
+
+
+def _mmlu(split: str, count: int) -> list[dict]:
+    return [
+        {"question": f"{subject} {split} question {k}?", "subject": subject, "choices": ["w", "x", "y", "z"], "answer": k % 4}
+        for subject in ("abstract_algebra", "econometrics", "anatomy")
+        for k in range(count)
+    ]
+
+
+def test_hub_sources_read_local_copies_in_the_hubs_layout(tmp_path: Path) -> None:
+    """GSM8K, MATH and MMLU from copies in openai/gsm8k's, hendrycks/competition_math's and cais/mmlu's layouts:
+    MATH keeps level 1 only, per subject; MMLU keeps Lite's subjects only; every instance carries HELM's id."""
+    data = tmp_path / "datasets"
+    _write(data / "openai" / "gsm8k" / "main" / "train.jsonl", _gsm8k("train", 4))
+    _write(data / "openai" / "gsm8k" / "main" / "test.jsonl", _gsm8k("test", 4))
+    for split in ("train", "test"):
+        _write(data / "hendrycks" / "competition_math" / f"{split}.jsonl", _math(split))
+    for split, count in (("dev", 5), ("validation", 1), ("test", 2)):
+        _write(data / "cais" / "mmlu" / "all" / f"{split}.jsonl", _mmlu(split, count))
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps({"default": " The answer is 5. $\\boxed{5}$"}))
+    completed = _pytest(
+        "suites/lite/test_gsm8k.py", "suites/lite/test_math.py", "suites/lite/test_mmlu.py", "--model", f"scripted:{script}",
+        "--holistic-source", "hub", "--holistic-data-dir", str(data), "--holistic-report-dir", str(tmp_path / "reports"),
+        "--holistic-cache-dir", str(tmp_path / "cache"),
+    )  # fmt: skip
+    assert completed.returncode == 0, completed.stdout[-3000:] + completed.stderr[-3000:]
+    runs = _report(tmp_path / "reports")
+    assert {run["source"] for run in runs.values()} == {"hub"}
+    gsm = runs["gsm"]["instances"]
+    assert [record["instance"]["helm_id"] for record in gsm] == ["id4", "id5", "id6", "id7"]  # after HELM's 4 train rows
+    math = runs["math_chain_of_thought"]["instances"]
+    assert sorted(record["instance"]["group"] for record in math) == ["algebra", "algebra", "geometry", "geometry"]
+    assert {record["instance"]["helm_id"] for record in math} == {"id2", "id3"}  # per subject: 2 level-1 train rows first
+    mmlu = runs["mmlu"]["instances"]
+    assert sorted(record["instance"]["group"] for record in mmlu) == ["abstract_algebra"] * 2 + ["econometrics"] * 2
+    # The scripted answer's final number and boxed answer are 5: the GSM8K row whose answer is 5 (k = 3) and the MATH
+    # row whose solution boxes 5 (geometry, k = 4, level 1) match, and nothing else does.
+    assert [record["scores"]["final_number_exact_match"] for record in gsm] == [0.0, 0.0, 0.0, 1.0]
+    assert sorted(record["scores"]["math_equiv_chain_of_thought"] for record in math) == [0.0, 0.0, 0.0, 1.0]
