@@ -6,6 +6,11 @@ Per case, the same rows that HELM's class read from its download files are loade
 (and, where HELM lists the wrong options too, all of them in HELM's order), HELM's contrast sets, and
 ``helm_id`` equal to the id HELM's runner gives the instance. A scenario HELM 0.5.16 lacks is listed in the golden.
 
+HELM Lite's GSM8K and MATH (suites/lite) are compared the same way; MATH once per subject as HELM runs it, and also
+against HELM's run without chain of thought, which the suite lacks: its references are then the last ``\\boxed{}``'s
+content of the suite's solutions (``boxed_answer``), and where a subject's rows have a solution without one, HELM's class
+raises instead (``raises`` in the golden), which the project's rows must explain.
+
 Dyck and synthetic reasoning have no rows: HELM's classes generate their instances from a seed, and so do the
 project's generators. ``seeded`` cases load the suite's scenario, ``helm_run`` cases call the generator as HELM's
 run builds its class; where the golden lists part of HELM's instances, a digest of all of them is compared too.
@@ -14,7 +19,6 @@ run builds its class; where the golden lists part of HELM's instances, a digest 
 from __future__ import annotations
 
 import hashlib
-import importlib.util
 import json
 from collections.abc import Sequence
 from dataclasses import replace
@@ -23,15 +27,19 @@ from typing import Any
 
 import pytest
 
+from pytest_holistic.metrics.math_answers import boxed_answer
 from pytest_holistic.scenarios import Instance, Scenario, synthetic
 from pytest_holistic.scenarios.bbq_tags import read_bbq_tags
 from pytest_holistic.scenarios.synthetic.bbq import bbq_instance
 from tests.conformance import golden
 from tests.conformance.inputs import scenarios as inputs
+from tests.conformance.inputs.prompts import load_suite
 
-SUITES = Path(__file__).resolve().parents[2] / "suites" / "core"
+ALL_SUITES = Path(__file__).resolve().parents[2] / "suites"
+SUITES = ALL_SUITES / "core"
 GOLDEN = golden.load("scenarios")
-CASES = [case for case in GOLDEN["cases"] if case["edition"] != "generated"]
+CASES = [case for case in GOLDEN["cases"] if case["edition"] != "generated" and "raises" not in case]
+RAISING = [case for case in GOLDEN["cases"] if "raises" in case]
 GENERATED = [case for case in GOLDEN["cases"] if case["edition"] == "generated"]
 LETTERS = "ABC"
 
@@ -41,13 +49,19 @@ def case_id(case: dict[str, Any]) -> str:
     return "-".join(str(part) for part in parts if part)
 
 
+def suite_file(case: dict[str, Any]) -> str:
+    """The case's suite file relative to suites/: a core suite's is named alone (``test_boolq.py``), others with their
+    folder (``lite/test_gsm8k.py``)."""
+    return case["suite"] if "/" in case["suite"] else f"core/{case['suite']}"
+
+
+def suite_base(case: dict[str, Any]) -> Path:
+    """The suite's folder, where its scenario's files (``data/...``) are found."""
+    return (ALL_SUITES / suite_file(case)).parent
+
+
 def suite_scenario(case: dict[str, Any]) -> Scenario:
-    path = SUITES / case["suite"]
-    spec = importlib.util.spec_from_file_location(f"suite_{path.stem}", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    found = getattr(module, case["attribute"])
+    found = getattr(load_suite(suite_file(case)), case["attribute"])
     if "call" in case:  # a suite that builds one scenario per subset (RAFT)
         found = found(*case["call"])
     assert isinstance(found, Scenario)
@@ -61,12 +75,13 @@ def load(case: dict[str, Any], tmp_path: Path) -> tuple[Instance, ...]:
         assert isinstance(made, Scenario)
         return made.load("local").instances
     scenario = suite_scenario(case)
+    base = suite_base(case)
     if case["edition"] == "seeded":
-        return scenario.load("local", base=SUITES).instances
+        return scenario.load("local", base=base).instances
     if case["edition"] == "offline":
-        shipped = SUITES / "data" / case["data"]
+        shipped = base / "data" / case["data"]
         assert _sha256(shipped) == case["data_sha256"], f"{shipped} changed since the golden; regenerate: {GOLDEN['regenerate']}"
-        return scenario.load("local", base=SUITES).instances
+        return scenario.load("local", base=base).instances
     hub = case["hub"]
     rows = inputs.hub_rows(case["scenario"])
     assert inputs.rows_sha256(rows) == hub["rows_sha256"], f"the hub rows changed; regenerate: {GOLDEN['regenerate']}"
@@ -74,7 +89,7 @@ def load(case: dict[str, Any], tmp_path: Path) -> tuple[Instance, ...]:
     folder.mkdir(parents=True)
     for split, split_rows in rows.items():
         (folder / f"{split}.jsonl").write_text("".join(json.dumps(row) + "\n" for row in split_rows), encoding="utf-8")
-    return scenario.load("hub", base=SUITES, data_dir=tmp_path).instances
+    return scenario.load("hub", base=base, data_dir=tmp_path).instances
 
 
 def _sha256(path: Path) -> str:
@@ -88,6 +103,19 @@ def read_by_helm(case: dict[str, Any], instances: Sequence[Instance]) -> list[In
         for instance in instances
         if instance.split in case["splits"] and (case.get("group") is None or instance.group == case["group"])
     ]
+
+
+def last_boxed(instances: Sequence[Instance]) -> list[Instance]:
+    """HELM's MATH run without chain of thought, from the suite's: each reference the last ``\\boxed{}``'s content."""
+    found = []
+    for instance in instances:
+        references = []
+        for ref in instance.references:
+            answer = boxed_answer(ref.text)
+            assert answer is not None, f"{instance.id}: a solution without a \\boxed{{}} answer, where HELM's run raised nothing"
+            references.append(replace(ref, text=answer))
+        found.append(replace(instance, references=tuple(references)))
+    return found
 
 
 def helm_records(case: dict[str, Any], instances: Sequence[Instance]) -> list[dict[str, Any]]:
@@ -133,6 +161,8 @@ def test_instances_are_helms(case: dict[str, Any], tmp_path: Path) -> None:
     HELM's id is its position (``id{n}``), so pairing by id also checks the order HELM gives the rows.
     """
     ours = read_by_helm(case, load(case, tmp_path))
+    if case.get("helm_reference") == "last_boxed":
+        ours = last_boxed(ours)
     helm = case["instances"]
     everything = ours
     if "instances_sha256" in case:  # the golden lists some of HELM's instances, first compared one by one
@@ -159,6 +189,17 @@ def test_instances_are_helms(case: dict[str, Any], tmp_path: Path) -> None:
             assert [r.text for r in edit.references if r.correct] == correct(given["references"]), f"{what}: contrast {number}"
     if "instances_sha256" in case:
         check_digest(case, everything)
+
+
+@pytest.mark.parametrize("case", RAISING, ids=case_id)
+def test_helm_raises_where_a_solution_has_no_boxed_answer(case: dict[str, Any], tmp_path: Path) -> None:
+    """HELM 0.5.16's MATH run without chain of thought skips a row whose solution has no ``\\boxed{}`` answer when it
+    sets the answers, then reads every row's answer: ``KeyError: 'answer'``. The golden records that for a subject;
+    the project's rows of that subject must include such a solution (``boxed_answer`` None), and nothing else may fail."""
+    assert case["raises"] == "KeyError: 'answer'", f"HELM raised something else: {case['raises']}"
+    ours = read_by_helm(case, load(case, tmp_path))
+    unboxed = [instance.id for instance in ours if any(boxed_answer(ref.text) is None for ref in instance.references)]
+    assert unboxed, "HELM's run raised, but every solution of the subject has a \\boxed{} answer"
 
 
 @pytest.mark.parametrize("case", GENERATED, ids=case_id)

@@ -1,8 +1,8 @@
 """Inputs of the ``scenarios`` section: rows written into the files HELM's scenario classes download.
 
-Per case, one core-suite scenario and one edition of its rows:
+Per case, one core-suite scenario (or a HELM Lite one of suites/lite: GSM8K, MATH) and one edition of its rows:
 
-- ``offline``: the shipped file's rows (suites/core/data), which are already in the hub dataset's schema;
+- ``offline``: the shipped file's rows (suites/core/data, suites/lite/data), which are already in the hub dataset's schema;
 - ``hub``: rows as the hub dataset serves them (no ``id``/``split`` columns, one list per hub split), some written
   here to exercise what the shipped rows do not (BoolQ questions with capitals and spaces, say). The test writes
   them as a ``--holistic-data-dir`` copy (``DIR/<dataset>/<split>.jsonl``) and loads the suite's hub source from it.
@@ -28,6 +28,7 @@ from pytest_holistic.scenarios.helm_rows_mc import RAFT_SUBSETS
 ROOT = Path(__file__).resolve().parents[3]
 RAFT = tuple(RAFT_SUBSETS)
 DATA = ROOT / "suites" / "core" / "data"
+LITE_DATA = ROOT / "suites" / "lite" / "data"
 SCENARIOS = "helm.benchmark.scenarios."
 
 Row = dict[str, Any]
@@ -35,12 +36,12 @@ Files = dict[str, Any]
 """Path under HELM's output_path -> the file's text, or an object the oracle writes pickled."""
 
 
-def read_rows(name: str) -> list[Row]:
-    return [json.loads(line) for line in (DATA / name).read_text(encoding="utf-8").splitlines() if line.strip()]
+def read_rows(name: str, folder: Path = DATA) -> list[Row]:
+    return [json.loads(line) for line in (folder / name).read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
-def sha256(name: str) -> str:
-    return hashlib.sha256((DATA / name).read_bytes()).hexdigest()
+def sha256(name: str, folder: Path = DATA) -> str:
+    return hashlib.sha256((folder / name).read_bytes()).hexdigest()
 
 
 def jsonl(rows: Iterable[Mapping[str, Any]]) -> str:
@@ -643,6 +644,136 @@ def synthetic_reasoning_cases() -> list[dict[str, Any]]:
     return cases
 
 
+# --- HELM Lite: GSM8K, gsm_data_{train,test} (openai/grade-school-math's train.jsonl and test.jsonl) ----------------
+
+
+def gsm8k_files(split_rows: Mapping[str, list[Row]]) -> Files:
+    return {f"gsm_data_{split}": jsonl(split_rows[split]) for split in ("train", "test")}
+
+
+GSM8K_HUB = {  # a question with a space at its end, and a solution whose steps carry money signs and a blank line
+    "train": [
+        {
+            "question": "A book costs $12 and a pen costs $3. How much do 2 books and 4 pens cost? ",
+            "answer": "Two books cost 2 * $12 = $<<2*12=24>>24.\n\nFour pens cost 4 * $3 = $<<4*3=12>>12.\n#### 36",
+        }
+    ],
+    "test": [
+        {
+            "question": "Lena reads 15 pages a day. How many pages does she read in a week?",
+            "answer": "She reads 15 * 7 = <<15*7=105>>105 pages.\n#### 105",
+        }
+    ],
+}
+
+
+def gsm8k_cases() -> list[dict[str, Any]]:
+    return editions(
+        "gsm8k",
+        "lite/test_gsm8k.py",
+        "gsm8k",
+        "gsm_scenario.GSM8KScenario",
+        "gsm8k.jsonl",
+        {"train": "train", "test": "test"},
+        gsm8k_files,
+        ("openai/gsm8k", "main", {"train": "train", "test": "test"}),
+        GSM8K_HUB,
+        folder=LITE_DATA,
+    )
+
+
+# --- HELM Lite: MATH, datasets.load_dataset("hendrycks/competition_math").sort("problem").shuffle(seed=42) ------------
+
+
+MATH_HUB = {  # rows the shipped file lacks: a level "?", and solutions without a \boxed{} answer or with two
+    "train": [
+        {
+            "problem": "What is the area of a square with side length $7$?",
+            "level": "Level ?",  # the dataset has a few such rows; no level filter keeps them
+            "type": "Geometry",
+            "solution": "The area is $7^2 = \\boxed{49}$.",
+        }
+    ],
+    "test": [
+        {
+            "problem": "What is $3 + 4 \\cdot 2$?",
+            "level": "Level 1",
+            "type": "Algebra",
+            "solution": "Multiplication comes first: $4 \\cdot 2 = 8$, and $3 + 8 = 11$.",
+        },
+        {
+            "problem": "What is the remainder when $23$ is divided by $8$?",
+            "level": "Level 1",
+            "type": "Number Theory",
+            "solution": "Since $23 = 2 \\cdot 8 + 7$, the remainder is $\\fbox{7}$.",
+        },
+        {
+            "problem": "Round $3.46$ to the nearest tenth.",
+            "level": "Level 1",
+            "type": "Prealgebra",
+            "solution": "Not $\\boxed{3.4}$: the hundredths digit is $6$, so it rounds up to $\\boxed{3.5}$.",
+        },
+    ],
+}
+
+
+def math_ordered(split_rows: Mapping[str, list[Row]]) -> dict[str, list[Row]]:
+    """The rows in the order HELM's class reads them, as the real ``datasets`` gives it (installed here, not in the
+    oracle): the DatasetDict sorted by ``problem`` and shuffled with seed 42, HELM's own calls."""
+    import warnings
+
+    import datasets
+
+    data = datasets.DatasetDict({split: datasets.Dataset.from_list(list(rows)) for split, rows in split_rows.items()})
+    with warnings.catch_warnings():  # pyarrow's FutureWarning about datasets' own SortOptions
+        warnings.simplefilter("ignore", FutureWarning)
+        ordered = data.sort("problem").shuffle(seed=42)
+    return {split: ordered[split].to_list() for split in split_rows}
+
+
+def math_cases() -> list[dict[str, Any]]:
+    """One case per subject, level 1, on the shipped rows and on hub rows, with chain of thought (the suite's run) and
+    without (HELM's ``math_regular``: the reference is the last ``\\boxed{}``'s content; the suite has no such run, so
+    the test derives it from the chain-of-thought instances). HELM 0.5.16's regular run means to drop a row without a
+    ``\\boxed{}`` answer, but only skips setting its ``answer`` and then reads it for every row: it raises
+    ``KeyError: 'answer'``, which the golden records (``helm_may_raise``) for the subjects whose hub rows have one.
+
+    The oracle's ``load_dataset`` checks that HELM sorts by ``problem``, shuffles with seed 42 and reads the suite's
+    pinned revision, and hands it the rows in the order computed here by ``datasets`` itself.
+    """
+    from pytest_holistic.scenarios.helm_rows_lite import MATH_SUBJECTS
+    from tests.conformance.inputs.prompts import load_suite
+
+    data, suite = "math.jsonl", "lite/test_math.py"
+    shipped = by_split(read_rows(data, LITE_DATA), ("train", "test"))
+    hub_rows = {split: [*rows, *MATH_HUB.get(split, [])] for split, rows in shipped.items()}
+    order = {"revision": load_suite(suite).HELM_REVISION, "sort": "problem", "seed": 42}
+    cases = []
+    for rows, where in (
+        (shipped, {"edition": "offline", "data": data, "data_sha256": sha256(data, LITE_DATA)}),
+        (hub_rows, {"edition": "hub", "hub": {"name": "hendrycks/competition_math", "config": None, "rows": hub_rows}}),
+    ):
+        math = {**order, **math_ordered(rows)}
+        for chain_of_thought in (True, False):
+            for subject in MATH_SUBJECTS:
+                cases.append(
+                    case(
+                        "math_chain_of_thought" if chain_of_thought else "math_regular",
+                        suite,
+                        "math_chain_of_thought",
+                        "math_scenario.MATHScenario",
+                        {"train": "train", "test": "test"},
+                        {},
+                        group=subject,
+                        arguments={"subject": subject, "level": "1", "use_chain_of_thought": chain_of_thought},
+                        math=math,
+                        **({} if chain_of_thought else {"helm_reference": "last_boxed", "helm_may_raise": "KeyError"}),
+                        **where,
+                    )
+                )
+    return cases
+
+
 # --- the cases ---------------------------------------------------------------------------------------------------------
 
 
@@ -682,13 +813,15 @@ def editions(
     hub_extra: Mapping[str, list[Row]] | None = None,
     drop: tuple[str, ...] = ("id", "split"),
     hub_case: Mapping[str, Any] | None = None,
+    folder: Path = DATA,
     **extra: Any,
 ) -> list[dict[str, Any]]:
     """The offline case and the hub case of one scenario; ``hub`` is (dataset, config, hub split -> project split).
 
-    ``drop``: the shipped file's columns the hub's rows lack; ``hub_case``: more keys for the hub case only.
+    ``drop``: the shipped file's columns the hub's rows lack; ``hub_case``: more keys for the hub case only;
+    ``folder``: where the suite's shipped files are (suites/core/data unless a HELM Lite suite's).
     """
-    rows = by_split(read_rows(data), splits, drop)
+    rows = by_split(read_rows(data, folder), splits, drop)
     name, config, hub_splits = hub
     hub_rows = {  # the hub datasets carry no contrast sets (HELM reads those from allenai/contrast-sets)
         hub_split: [
@@ -708,7 +841,7 @@ def editions(
             convert(rows),
             edition="offline",
             data=data,
-            data_sha256=sha256(data),
+            data_sha256=sha256(data, folder),
             **extra,
         ),
         case(
@@ -976,6 +1109,8 @@ def all_cases() -> list[dict[str, Any]]:
         *(raft_case(subset) for subset in RAFT),
         *dyck_cases(),
         *synthetic_reasoning_cases(),
+        *gsm8k_cases(),
+        *math_cases(),
     ]
 
 

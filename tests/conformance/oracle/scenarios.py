@@ -5,6 +5,8 @@ Per case the harness writes the given files under a fresh ``output_path`` (where
 runner does when any instance lacks an id, ``with_instance_ids``. It records each instance in HELM's order: its
 id, split, input text, references with their tags, and contrast inputs and references where the class gives them.
 The case goes into the golden without its files (they follow from the rows, and the test needs the rows only).
+A case with ``helm_may_raise`` (an exception's class name) records ``raises`` (``"KeyError: 'answer'"``) instead of
+instances where HELM's class raises that exception on its rows.
 
 The Dyck and synthetic reasoning classes read no file: they generate their instances from their seed. A case's
 ``keep`` (HELM split -> n) keeps the first n instances of each split (the synthetic reasoning class takes no sizes);
@@ -13,6 +15,11 @@ with ``listed``, the golden lists the first ``listed`` kept instances of each sp
 
 HELM's RAFT module reads ``ought/raft`` through ``datasets.load_dataset``; ``datasets`` (pyarrow and more) is not
 installed here, so a stand-in hands the class the shipped rows, split by the real ``datasets`` on the inputs side.
+HELM's MATH module reads ``hendrycks/competition_math`` the same way and sorts and shuffles the DatasetDict: a stand-in
+checks the arguments it passes (``sort("problem")``, ``shuffle(seed=42)``, the pinned revision) and hands it the rows in
+the order the real ``datasets`` gave them on the inputs side; HELM's class does the rest (subject and level, the
+reference, the splits).
+
 HELM's CivilComments reads its CSV with ``pandas.read_csv(path, index_col=0)``, keeps ``df.loc[df[d] >= 0.5]`` and
 walks ``iterrows()``; pandas is not installed here (installed, it would be imported, and break, under the fmeval
 oracle's pyarrow stub), so a stand-in reads the CSV as pandas does for these columns: a column whose every filled
@@ -37,7 +44,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _oracle import run
 
-datasets = types.ModuleType("datasets")  # HELM's RAFT module imports it; the real one (pyarrow and more) is not here
+datasets = types.ModuleType("datasets")  # HELM's RAFT and MATH modules import it; the real one (pyarrow and more) is not here
 sys.modules.setdefault("datasets", datasets)
 
 from helm.benchmark.scenarios import imdb_scenario_pinned_file_order
@@ -69,14 +76,39 @@ class Dataset:
         return {part: Dataset(self.raft[part], self.raft) for part in ("train", "test")}
 
 
+class MathDatasets:
+    """What HELM's MATH class reads of ``hendrycks/competition_math``'s DatasetDict: ``.sort(column)``, then
+    ``.shuffle(seed=...)``, then each split's rows. The inputs side ordered the rows with the real ``datasets`` (sorted
+    by ``problem``, shuffled with seed 42); the calls HELM makes are checked against those arguments."""
+
+    def __init__(self, math: dict[str, Any], sorted_by: str | None = None) -> None:
+        self.math, self.sorted_by = math, sorted_by
+
+    def sort(self, column: str) -> MathDatasets:
+        if column != self.math["sort"] or self.sorted_by is not None:
+            raise SystemExit(f"HELM sorted MATH by {column!r}; the inputs assumed one sort by {self.math['sort']!r}")
+        return MathDatasets(self.math, column)
+
+    def shuffle(self, seed: int, **others: Any) -> dict[str, list[dict[str, Any]]]:
+        if self.sorted_by is None or seed != self.math["seed"] or others:
+            raise SystemExit(
+                f"HELM shuffled MATH with seed={seed}, {others} (sorted: {self.sorted_by}); the inputs assumed otherwise"
+            )
+        return {split: [dict(row) for row in self.math[split]] for split in ("train", "test")}
+
+
 RAFT_ROWS: dict[str, Any] = {}
+MATH_ROWS: dict[str, Any] = {}
 
 
-def load_dataset(name: str, subset: str, split: str, **_: Any) -> Dataset:
-    if (name, split) != ("ought/raft", "train"):
-        raise SystemExit(f"unexpected load_dataset({name!r}, {subset!r}, split={split!r})")
-    raft = RAFT_ROWS["current"]
-    return Dataset(raft["train"] + raft["test"], raft)
+def load_dataset(name: str, *args: Any, **kwargs: Any) -> Dataset | MathDatasets:
+    if name == "ought/raft" and kwargs.get("split") == "train":
+        raft = RAFT_ROWS["current"]
+        return Dataset(raft["train"] + raft["test"], raft)
+    math = MATH_ROWS.get("current")
+    if name == "hendrycks/competition_math" and not args and math and kwargs.get("revision") == math["revision"]:
+        return MathDatasets(math)
+    raise SystemExit(f"unexpected load_dataset({name!r}, *{args!r}, **{kwargs!r})")
 
 
 class Frame:
@@ -137,6 +169,7 @@ pandas.read_csv = read_csv  # type: ignore[attr-defined]
 sys.modules.setdefault("pandas", pandas)
 
 datasets.Dataset = Dataset  # type: ignore[attr-defined]
+datasets.DatasetDict = dict  # type: ignore[attr-defined]  # HELM's MATH module imports it (for a typing.cast)
 datasets.load_dataset = load_dataset  # type: ignore[attr-defined]
 
 
@@ -171,6 +204,7 @@ def helm_instances(case: dict[str, Any]) -> list[dict[str, Any]]:
     spec = case["helm_class"]
     fresh_process_state()
     RAFT_ROWS["current"] = case.get("raft")
+    MATH_ROWS["current"] = case.get("math")
     cls = getattr(importlib.import_module(spec["module"]), spec["name"])
     with tempfile.TemporaryDirectory() as output_path:
         for relative, content in case["files"].items():
@@ -216,9 +250,16 @@ def generated(case: dict[str, Any], found: list[dict[str, Any]]) -> dict[str, An
 def main(inputs: dict[str, Any], files: Path) -> dict[str, Any]:
     cases = []
     for case in inputs["cases"]:
-        found = helm_instances(case)
+        given = {key: value for key, value in case.items() if key not in ("files", "raft", "math")}
+        try:
+            found = helm_instances(case)
+        except Exception as error:  # a case that says HELM's class may fail so records the failure instead
+            if type(error).__name__ != case.get("helm_may_raise"):
+                raise
+            cases.append({**given, "raises": f"{type(error).__name__}: {error}"})
+            continue
         result = generated(case, found) if case["edition"] in ("seeded", "helm_run") else {"instances": found}
-        cases.append({**{key: value for key, value in case.items() if key not in ("files", "raft")}, **result})
+        cases.append({**given, **result})
     return {"cases": cases, "not_covered": inputs["not_covered"]}
 
 
