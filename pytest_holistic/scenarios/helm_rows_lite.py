@@ -5,10 +5,20 @@ Facts carried over (HELM 0.5.16, stanford-crfm/helm, src/helm/benchmark/scenario
   ``The answer is``, every newline by a space, and a period appended; train, then test, in file order.
 * math_scenario.py: the whole dataset is sorted by ``problem`` and then shuffled with ``datasets``' ``shuffle(seed=42)``
   (each split on its own), and only then filtered to one subject (``type``) and one level; train, then test. With
-  chain of thought the reference is the whole solution, otherwise the content of its last ``\\boxed{}`` (a row without
-  one is dropped). HELM's subject keys name the ``type`` values (``counting_and_probability`` is ``Counting &
+  chain of thought the reference is the whole solution, otherwise the content of its last ``\\boxed{}`` (HELM 0.5.16
+  then fails with a KeyError on a row without one; the suite runs chain of thought, as HELM Lite does). HELM's subject keys name the ``type`` values (``counting_and_probability`` is ``Counting &
   Probability``).
-Field names follow the hub datasets ``openai/gsm8k`` (config ``main``) and ``hendrycks/competition_math``.
+* med_qa_scenario.py: the US 4-option questions; every option a reference in the file's order (A to D), its text with
+  trailing quotes and spaces stripped, the one under ``answer_idx`` correct; the dev file is HELM's valid split;
+  train, then valid, then test.
+* wmt_14_scenario.py: the source sentence is the input and its translation the one reference; the train split is
+  shuffled as ``datasets`` does with seed 42, cut to its first 20,000 pairs and deduplicated by the target sentence
+  (the first pair with a target kept); then the validation and test splits whole, in order.
+* legalbench_scenario.py: the input is one ``<name>: <value>`` line per column in the task's field order (HELM reads
+  the order, the label column and the output noun from LegalBench's ``helm_prompt_settings.jsonl``); the label is the one
+  reference; train, then test.
+Field names follow the hub datasets ``openai/gsm8k`` (config ``main``), ``hendrycks/competition_math``,
+``GBaker/MedQA-USMLE-4-options`` (HELM's JSONL files' schema), ``wmt/wmt14`` and ``nguha/legalbench``.
 """
 
 from __future__ import annotations
@@ -35,6 +45,9 @@ _SUBJECT_KEYS = {kind: key for key, kind in MATH_SUBJECTS.items()}
 LEVEL_TAG = "level:"
 """A MATH instance's tag naming its level (``level:1`` for the dataset's ``Level 1``)."""
 MATH_SHUFFLE_SEED = 42
+WMT14_SHUFFLE_SEED = 42
+WMT14_MAX_TRAIN = 20_000
+"""HELM keeps this many shuffled WMT14 training pairs before deduplicating them (``MAX_TRAIN_INSTANCES``)."""
 
 
 def _carried(row: Mapping[str, Any]) -> dict[str, Any]:
@@ -132,3 +145,85 @@ def only_groups(source: Source, groups: Collection[str]) -> Reshaped:
     """Only the instances of the named groups (HELM Lite's MMLU subjects), in the source's order."""
     chosen = frozenset(groups)
     return Reshaped(source, partial(_kept, partial(_in_groups, chosen)), f"groups {sorted(chosen)} only")
+
+
+# --- MedQA -----------------------------------------------------------------------------------------------------------
+
+
+def med_qa_row(row: Mapping[str, Any]) -> dict[str, Any]:
+    """A MedQA row: the question, its four options in the file's order and the index of the one under ``answer_idx``.
+
+    The file's ``dev`` split is HELM's ``valid``.
+    """
+    options = row.get("options")
+    if not isinstance(options, Mapping) or len(options) != 4:
+        raise ValueError(f"column 'options' must map four letters to option texts, got {options!r:.80}")
+    letters = [str(letter) for letter in options]
+    key = row.get("answer_idx")
+    if key not in letters:
+        raise ValueError(f"column 'answer_idx' is {key!r}, not one of the option letters {letters}")
+    carried = _carried(row)
+    if carried.get("split") == "dev":
+        carried["split"] = "valid"
+    choices = [str(text).rstrip('"').rstrip() for text in options.values()]
+    return {**carried, "question": _text(row, "question"), "choices": choices, "answer": letters.index(key)}
+
+
+# --- WMT14 -----------------------------------------------------------------------------------------------------------
+
+
+def wmt14_row(source: str, target: str, row: Mapping[str, Any]) -> dict[str, Any]:
+    """A WMT14 pair (``translation: {cs: ..., en: ...}``) as the ``source`` sentence and its ``target`` reference."""
+    pair = row.get("translation")
+    if not isinstance(pair, Mapping) or source not in pair or target not in pair:
+        raise ValueError(f"column 'translation' must hold the languages {source!r} and {target!r}, got {pair!r:.80}")
+    return {**_carried(row), "source": str(pair[source]), "references": [str(pair[target])]}
+
+
+def wmt14_train_sample(dataset: Any) -> Any:
+    """HELM's WMT14 training pairs: the split shuffled with datasets' seed 42, its first 20,000 kept."""
+    shuffled = dataset.shuffle(seed=WMT14_SHUFFLE_SEED)
+    return shuffled.select(range(min(WMT14_MAX_TRAIN, len(shuffled))))
+
+
+def _first_per_target(instances: list[Instance]) -> list[Instance]:
+    seen: set[str] = set()
+    kept = []
+    for instance in instances:
+        target = instance.references[0].text
+        if target not in seen:
+            seen.add(target)
+            kept.append(instance)
+    return kept
+
+
+def _wmt14_order(shuffle: bool, instances: list[Instance]) -> list[Instance]:
+    train = [instance for instance in instances if instance.split == "train"]
+    if shuffle:
+        train = [train[position] for position in _dataset_shuffle(len(train), WMT14_SHUFFLE_SEED)][:WMT14_MAX_TRAIN]
+    rest = [instance for split in ("valid", "test") for instance in instances if instance.split == split]
+    return _first_per_target(train) + rest
+
+
+def wmt14_order(source: Source, *, sampled: bool) -> Reshaped:
+    """HELM's WMT14 instances: the training pairs shuffled, cut and deduplicated by target, then valid and test.
+
+    ``sampled``: the source already shuffled and cut the train split (``wmt14_train_sample`` on the hub, where the
+    split holds millions of pairs); a shipped file is shuffled here, as HELM would shuffle it.
+    """
+    note = "HELM's WMT14 training pairs: shuffled (seed 42), first 20,000, one per target; then valid and test"
+    return Reshaped(source, partial(_wmt14_order, not sampled), note)
+
+
+# --- LegalBench ------------------------------------------------------------------------------------------------------
+
+
+def legalbench_row(fields: tuple[tuple[str, str], ...], label: str, row: Mapping[str, Any]) -> dict[str, Any]:
+    """A LegalBench row as HELM's input, ``<name>: <value>`` per ``(name, column)`` of ``fields``, and its label."""
+    missing = [column for _, column in fields if column not in row]
+    if missing or label not in row:
+        raise ValueError(
+            f"the row lacks the columns {missing or [label]}; a LegalBench task's rows hold {[c for _, c in fields]}"
+        )
+    text = "\n".join(f"{name}: {row[column]}" for name, column in fields)
+    return {**_carried(row), "text": text, "references": [str(row[label])]}

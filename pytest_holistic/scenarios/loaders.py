@@ -216,6 +216,8 @@ class HubSource:
     Until :meth:`resolve` is called, ``datasets`` looks up a relative local folder from the current directory.
     A local copy of the hub dataset in its real schema (``DATA_DIR/org/name/``, see :meth:`with_data_dir`) is read
     through the same loader instead of the hub; ``copy`` is that folder once found.
+    ``sample`` maps a dataset split to a function of its ``datasets.Dataset`` applied before any row is read, for a
+    split too large to read whole (HELM's WMT14 shuffles its millions of training pairs and keeps 20,000).
     """
 
     name: str
@@ -226,6 +228,7 @@ class HubSource:
     data_files: Any = None
     data_dir: Path | None = None  # --holistic-data-dir: where the user keeps copies of hub datasets
     copy: Path | None = None  # the folder DATA_DIR/name when it exists
+    sample: Mapping[str, Callable[[Any], Any]] | None = None
 
     def resolve(self, base: Path) -> HubSource:
         """Use the folder ``base / name`` when it exists; otherwise ``name`` is a hub dataset and stays as is."""
@@ -309,7 +312,10 @@ class HubSource:
         for hub_split, split in wanted.items():
             if hub_split not in loaded:
                 raise ScenarioError(f"dataset {shown!r} has no split {hub_split!r} (it has {', '.join(loaded)})")
-            for index, row in enumerate(loaded[hub_split]):
+            rows = loaded[hub_split]
+            if self.sample is not None and hub_split in self.sample:
+                rows = self.sample[hub_split](rows)
+            for index, row in enumerate(rows):
                 yield self.fields.to_instance(row, index, split, f"{shown}[{hub_split}][{index}]")
 
     def _failure(self, error: Exception, folder: Path | None, unreachable: str | None) -> ScenarioError:
@@ -327,7 +333,11 @@ class HubSource:
         )
 
     def provenance(self) -> dict[str, Any]:
-        found = {"kind": "hf", "name": self.name, "config": self.config, "revision": self.revision}
+        found: dict[str, Any] = {"kind": "hf", "name": self.name, "config": self.config, "revision": self.revision}
+        if self.sample:  # which rows of a split were read, in the sampling function's own words
+            found["sampled"] = {
+                split: (pick.__doc__ or pick.__name__).strip().split("\n")[0] for split, pick in self.sample.items()
+            }
         if self.copy is not None:  # a user's copy: the suite's pinned revision says nothing about it
             found.update(revision=None, path=str(self.copy))
         return found
@@ -406,12 +416,14 @@ def hf(
     splits: Mapping[str, str] | Sequence[str] | None = None,
     fields: Fields | None = None,
     data_files: Any = None,
+    sample: Mapping[str, Callable[[Any], Any]] | None = None,
 ) -> HubSource:
     """Read a Hugging Face dataset through ``datasets.load_dataset`` (hub name or local folder).
 
     ``name`` is a local folder if it exists next to the test file that uses the scenario (checked at load time),
-    otherwise a hub dataset name.
+    otherwise a hub dataset name. ``sample`` (dataset split -> function of its ``datasets.Dataset``) picks the rows
+    of a split before they are read.
     """
     if splits is not None and not isinstance(splits, Mapping):
         splits = {name_: name_ for name_ in splits}
-    return HubSource(name, config, revision, splits, fields or Fields(), data_files)
+    return HubSource(name, config, revision, splits, fields or Fields(), data_files, sample=sample)

@@ -24,7 +24,18 @@ LITE: dict[str, tuple[str, str]] = {
     "MMLU": ("mmlu", "exact_match"),
     "MATH": ("math_chain_of_thought", "math_equiv_chain_of_thought"),
     "GSM8K": ("gsm", "final_number_exact_match"),
+    "LegalBench": ("legalbench_abercrombie", "quasi_exact_match"),
+    "MedQA": ("med_qa", "quasi_exact_match"),
+    "WMT 2014": ("wmt_14_de_en", "bleu_4"),
 }
+LEGALBENCH_TASKS = (
+    "abercrombie", "corporate_lobbying", "international_citizenship_questions", "function_of_decision_section", "proa",
+)  # fmt: skip
+WMT14_LANGUAGES = ("cs", "de", "fr", "hi", "ru")
+EVERY_RUN = sorted(
+    {run for run, _ in LITE.values()} | {f"legalbench_{task}" for task in LEGALBENCH_TASKS}
+    | {f"wmt_14_{language}_en" for language in WMT14_LANGUAGES}
+)  # fmt: skip
 MMLU_SUBJECTS = {"abstract_algebra", "college_chemistry", "computer_security", "econometrics", "us_foreign_policy"}
 MATH_SUBJECTS = {
     "algebra", "counting_and_probability", "geometry", "intermediate_algebra", "number_theory", "prealgebra", "precalculus",
@@ -51,6 +62,8 @@ def test_collection_lists_every_lite_scenario_with_its_subjects() -> None:
     assert mmlu == MMLU_SUBJECTS
     math = _pytest("suites/lite/test_math.py", "--collect-only", "-k", "geometry")
     assert math.returncode == 0 and math.stdout.count("::test_math[geometry-test-") == 2, math.stdout[-2000:]
+    for test in [f"test_legalbench_{task}" for task in LEGALBENCH_TASKS] + [f"test_wmt14_{x}_en" for x in WMT14_LANGUAGES]:
+        assert any(f"::{test}[" in item for item in items), test
     mathematical = _pytest("suites/lite", "--collect-only", "-m", "mathematical_reasoning")
     selected = {line.split("::")[1].split("[")[0] for line in mathematical.stdout.splitlines() if "::" in line}
     assert selected == {"test_gsm8k", "test_math"}
@@ -72,7 +85,7 @@ def test_lite_suite_on_the_embedded_model_reports_every_scenario_and_its_helm_me
     )  # fmt: skip
     assert completed.returncode == 0, completed.stdout[-3000:] + completed.stderr[-3000:]
     runs = _report(tmp_path)
-    assert sorted(runs) == sorted(run for run, _ in LITE.values())
+    assert sorted(runs) == EVERY_RUN
     for column, (name, main) in LITE.items():
         run = runs[name]
         assert set(run["outcomes"]) == {"passed"} and run["source"] == "local", column
@@ -82,6 +95,8 @@ def test_lite_suite_on_the_embedded_model_reports_every_scenario_and_its_helm_me
         assert run["metrics"]["runtime_s"]["value"] is not None, column
     assert {"exact_match_indicator", "final_number_exact_match"} <= set(runs["gsm"]["metrics"])
     assert {"rouge_l", "bleu_1", "bleu_4"} <= set(runs["narrative_qa"]["metrics"])
+    for name in EVERY_RUN:
+        assert set(runs[name]["outcomes"]) == {"passed"}, name
     for name in ("narrative_qa", "openbookqa", "mmlu"):  # HELM Lite computes no calibration, bias or toxicity
         assert not {"ece_10_bin", "toxicity", "bias_representation_gender"} & set(runs[name]["metrics"]), name
 
@@ -159,3 +174,57 @@ def test_hub_sources_read_local_copies_in_the_hubs_layout(tmp_path: Path) -> Non
     # row whose solution boxes 5 (geometry, k = 4, level 1) match, and nothing else does.
     assert [record["scores"]["final_number_exact_match"] for record in gsm] == [0.0, 0.0, 0.0, 1.0]
     assert sorted(record["scores"]["math_equiv_chain_of_thought"] for record in math) == [0.0, 0.0, 0.0, 1.0]
+
+
+def _wmt14(language: str, split: str, count: int) -> list[dict]:
+    # Training targets repeat ("target 0" twice): HELM keeps the first pair of each target after its shuffle.
+    return [{"translation": {language: f"{language} {split} {k}", "en": f"{split} target {k % 3}"}} for k in range(count)]
+
+
+def test_hub_sources_of_medqa_wmt14_and_legalbench_read_local_copies(tmp_path: Path) -> None:
+    """MedQA, the five WMT14 pairs (train sampled as HELM samples it, one pair per English target) and the five
+    LegalBench tasks from copies in GBaker/MedQA-USMLE-4-options', wmt/wmt14's and nguha/legalbench's layouts."""
+    data = tmp_path / "datasets"
+    options = {"A": "alpha", "B": "beta", "C": 'gamma"', "D": "delta"}
+    for split, count in (("train", 3), ("test", 2)):
+        rows = [
+            {"question": f"{split} q{k}?", "answer": "beta", "options": options, "meta_info": "step1", "answer_idx": "B"}
+            for k in range(count)
+        ]
+        _write(data / "GBaker" / "MedQA-USMLE-4-options" / f"{split}.jsonl", rows)
+    for language in WMT14_LANGUAGES:
+        for split, count in (("train", 6), ("validation", 1), ("test", 2)):
+            _write(data / "wmt" / "wmt14" / f"{language}-en" / f"{split}.jsonl", _wmt14(language, split, count))
+    columns = {
+        "abercrombie": ("text",), "corporate_lobbying": ("bill_title", "bill_summary", "company_name", "company_description"),
+        "international_citizenship_questions": ("question",), "function_of_decision_section": ("Citation", "Paragraph"),
+        "proa": ("text",),
+    }  # fmt: skip
+    for task, names in columns.items():
+        for split, count in (("train", 2), ("test", 2)):
+            rows = [{**{name: f"{task} {name} {k}" for name in names}, "answer": "Yes", "index": str(k)} for k in range(count)]
+            _write(data / "nguha" / "legalbench" / task / f"{split}.jsonl", rows)
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps({"default": " Yes"}))
+    completed = _pytest(
+        "suites/lite/test_med_qa.py", "suites/lite/test_wmt14.py", "suites/lite/test_legalbench.py", "--model",
+        f"scripted:{script}", "--holistic-source", "hub", "--holistic-data-dir", str(data),
+        "--holistic-report-dir", str(tmp_path / "reports"), "--holistic-cache-dir", str(tmp_path / "cache"),
+    )  # fmt: skip
+    assert completed.returncode == 0, completed.stdout[-3000:] + completed.stderr[-3000:]
+    runs = _report(tmp_path / "reports")
+    assert sorted(runs) == sorted(
+        ["med_qa"] + [f"wmt_14_{x}_en" for x in WMT14_LANGUAGES] + [f"legalbench_{task}" for task in LEGALBENCH_TASKS]
+    )
+    assert {run["source"] for run in runs.values()} == {"hub"}
+    medqa = runs["med_qa"]["instances"]
+    assert len(medqa) == 2 and all("helm_id" not in record["instance"] for record in medqa)  # the copy has no dev split
+    assert [ref["text"] for ref in medqa[0]["instance"]["references"]] == ["alpha", "beta", "gamma", "delta"]
+    for language in WMT14_LANGUAGES:
+        run = runs[f"wmt_14_{language}_en"]
+        # 6 training pairs with 3 distinct targets: 3 kept, then 1 validation pair, then the 2 test pairs.
+        assert [record["instance"]["helm_id"] for record in run["instances"]] == ["id4", "id5"], language
+        assert run["source_provenance"]["sampled"]["train"].startswith("HELM's WMT14 training pairs")
+    abercrombie = runs["legalbench_abercrombie"]["instances"]
+    assert abercrombie[0]["instance"]["input"] == "Description: abercrombie text 0"
+    assert runs["legalbench_proa"]["metrics"]["quasi_exact_match"]["value"] == 1.0  # every label is Yes, as answered

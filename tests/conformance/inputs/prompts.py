@@ -93,6 +93,21 @@ SUITE_CASES: tuple[tuple[str, str, str, dict[str, Any]], ...] = (
         "get_math_spec",
         {"subject": "{group}", "level": "1", "use_chain_of_thought": "True"},
     ),
+    ("lite/test_med_qa.py", "test_med_qa", "get_med_qa_spec", {}),
+    *(
+        ("lite/test_wmt14.py", f"test_wmt14_{language}_en", "get_wmt_14_spec", {"language_pair": f"{language}-en"})
+        for language in ("cs", "de", "fr", "hi", "ru")
+    ),
+    *(
+        ("lite/test_legalbench.py", f"test_legalbench_{task}", "get_legalbench_spec", {"subset": task})
+        for task in (
+            "abercrombie",
+            "corporate_lobbying",
+            "international_citizenship_questions",
+            "function_of_decision_section",
+            "proa",
+        )
+    ),
 )
 """(suite file, test function, HELM run-spec function, its arguments; ``{group}`` is filled per group)."""
 
@@ -240,4 +255,13 @@ def build(files: Path) -> dict[str, Any]:
         for file, test, function, _ in SUITE_CASES
         if function == "get_raft_spec"
     }
-    return {"cases": cases, "raft_instructions": raft}
+    # HELM downloads LegalBench's settings too: its spec is given each task's instructions and output noun from the suite.
+    legalbench = {
+        arguments["subset"]: {
+            "instructions": marker_of(file, test)[1]["instructions"].removesuffix("\n"),
+            "output_noun": marker_of(file, test)[1]["output_prefix"].removesuffix(": "),
+        }
+        for file, test, function, arguments in SUITE_CASES
+        if function == "get_legalbench_spec"
+    }
+    return {"cases": cases, "raft_instructions": raft, "legalbench_settings": legalbench}

@@ -1,8 +1,9 @@
 """Oracle of the ``prompts`` section: HELM's run specs and adapters build the requests for the given instances.
 
 HELM's adapters ask a window service whether a prompt fits the model; the harness answers "it fits" (no model
-here), so no in-context example is dropped and no prompt is cut. HELM downloads RAFT's instruction file; the harness
-gives ``get_raft_instructions`` the instructions the project's suite uses instead (``datasets``, imported at the top
+here), so no in-context example is dropped and no prompt is cut. HELM downloads RAFT's instruction file and
+LegalBench's prompt settings; the harness gives ``get_raft_instructions`` and ``get_legalbench_instructions`` /
+``get_legalbench_output_nouns`` the instructions and output nouns the project's suite uses instead (``datasets``, imported at the top
 of HELM's RAFT module but not called by it, is a stub). Everything else is HELM's code as installed.
 """
 
@@ -24,7 +25,7 @@ from helm.benchmark.adaptation.adapter_spec import AdapterSpec
 from helm.benchmark.adaptation.adapters import adapter as helm_adapter
 from helm.benchmark.adaptation.adapters.adapter_factory import AdapterFactory
 from helm.benchmark.run_specs import classic_run_specs, lite_run_specs
-from helm.benchmark.scenarios import raft_scenario
+from helm.benchmark.scenarios import legalbench_scenario, raft_scenario
 from helm.benchmark.scenarios.scenario import CORRECT_TAG, Input, Instance, Output, Reference
 
 
@@ -42,6 +43,9 @@ helm_adapter.WindowServiceFactory.get_window_service = staticmethod(lambda *args
 
 RAFT_INSTRUCTIONS: dict[str, str] = {}
 raft_scenario.get_raft_instructions = lambda subset, cache_dir: RAFT_INSTRUCTIONS[subset]
+LEGALBENCH_SETTINGS: dict[str, dict[str, str]] = {}
+legalbench_scenario.get_legalbench_instructions = lambda subset, cache_dir: LEGALBENCH_SETTINGS[subset]["instructions"]
+legalbench_scenario.get_legalbench_output_nouns = lambda subset, cache_dir: LEGALBENCH_SETTINGS[subset]["output_noun"]
 
 
 def run_spec(function: str, arguments: dict[str, Any]) -> Any:
@@ -156,6 +160,7 @@ def _never_ends(signum: int, frame: Any) -> None:
 
 def main(inputs: dict[str, Any], files: Path) -> dict[str, Any]:
     instructions = inputs.get("raft_instructions", {})
+    LEGALBENCH_SETTINGS.update(inputs.get("legalbench_settings", {}))
     cases = [suite_case(case, instructions) if case["kind"] == "suite" else varied_case(case) for case in inputs["cases"]]
     return {"cases": cases}
 
