@@ -187,6 +187,7 @@ class RunInfo:
     perturbation_skips: tuple[str, ...] = ()  # one line per perturbation that could not run here (WordNet missing)
     edition: str | None = None  # how the run departs from HELM's settings (the offline edition's fewer examples), or None
     stop_early: bool = False  # its instances run in a seeded random order and it may stop once its gates are decided
+    helm_group: str = ""  # the HELM run group whose leaderboard column averages this run with others; "": the scenario
 
     @property
     def name(self) -> str:
@@ -209,6 +210,7 @@ class RunInfo:
             "perturbation_skips": list(self.perturbation_skips),
             "edition": self.edition,
             "stop_early": self.stop_early,
+            "helm_group": self.helm_group or self.scenario,
         }
 
     @classmethod
@@ -228,6 +230,7 @@ class RunInfo:
             perturbation_skips=tuple(data.get("perturbation_skips") or ()),
             edition=data.get("edition"),
             stop_early=bool(data.get("stop_early", False)),
+            helm_group=str(data.get("helm_group") or data["scenario"]),
         )
 
 

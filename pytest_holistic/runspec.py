@@ -113,6 +113,7 @@ class RunSpec:
             perturbation_skips=self.variants.skipped,
             edition=self.edition,
             stop_early=self.stop_early,
+            helm_group=self.scenario.helm_group,
         )
 
 

@@ -225,7 +225,7 @@ def _win_rates(board: Mapping[str, Any]) -> str:
     models = [str(model["name"]) for model in board.get("models") or []]
     if not rates or not models:
         return ""
-    keys = sorted(rates, key=lambda key: (key != "main", _family_key(key)))
+    keys = sorted(rates, key=lambda key: (key != "helm", key != "main", _family_key(key)))
     head = "".join(f'<th data-sortable data-direction="higher">{esc(key)}</th>' for key in keys)
     rows = "".join(
         f'<tr><th data-sort="{esc(model)}">{esc(model)}</th>'
@@ -238,9 +238,41 @@ def _win_rates(board: Mapping[str, Any]) -> str:
     )
     return (
         '<section id="win-rates"><h2>Mean win rates</h2><p class="muted">HELM\'s mean win rate: per family, the share of '
-        "other models each model beats, averaged over the scenarios (main: the main metric of each scenario).</p>"
+        "other models each model beats, averaged over the scenarios (main: the main metric of each run; helm: the main "
+        "metric of each HELM run group, HELM's own leaderboard number, from the table below).</p>"
         f'<div class="scroll"><table id="win-rate-table" class="sortable"><thead><tr><th data-sortable data-direction="text">Model</th>'
         f"{head}</tr></thead><tbody>{rows}</tbody></table></div></section>"
+    )
+
+
+def _helm_groups(board: Mapping[str, Any]) -> str:
+    """Each model's value per HELM run group (HELM Lite's columns: LegalBench, the mean of its tasks; MMLU, of its subjects)."""
+    helm = board.get("helm_groups") or {}
+    columns = [column for column in helm.get("columns") or [] if isinstance(column, Mapping)]
+    models = [str(model["name"]) for model in board.get("models") or []]
+    if not columns or not models:
+        return ""
+    head = "".join(
+        f'<th data-sortable data-direction="{_sort_direction(str(column.get("direction")))}" title="{esc(", ".join(column.get("runs") or []))}">'
+        f'{esc(column["key"])}<br><span class="muted">{esc(column.get("metric"))}</span></th>'
+        for column in columns
+    )
+    cells = helm.get("cells") or {}
+    rows = "".join(
+        f'<tr><th data-sort="{esc(model)}">{esc(model)}</th>'
+        + "".join(
+            _value_cell(value := _number((cells.get(model) or {}).get(column["key"])), None, None, None, value)
+            for column in columns
+        )
+        + "</tr>"
+        for model in models
+    )
+    return (
+        '<section id="helm-groups"><h2>HELM run groups</h2><p class="muted">HELM\'s leaderboard columns: each group\'s '
+        "main metric, the mean over its runs (a per-subject run counts each subject once), as HELM's tables average "
+        "them; hover a column for its runs.</p>"
+        f'<div class="scroll"><table id="helm-group-table" class="sortable"><thead><tr><th data-sortable data-direction="text">'
+        f"Model</th>{head}</tr></thead><tbody>{rows}</tbody></table></div></section>"
     )
 
 
@@ -258,7 +290,9 @@ def _dynascore(board: Mapping[str, Any]) -> str:
         f'<output id="w-{esc(metric)}-share"></output></label>'
         for metric, weight in weights.items()
     )
-    shared, alone = shared_notes({str(scenario): [str(n) for n in entry.get("notes") or ()] for scenario, entry in scenarios.items()})
+    shared, alone = shared_notes(
+        {str(scenario): [str(n) for n in entry.get("notes") or ()] for scenario, entry in scenarios.items()}
+    )
     tables = []
     for scenario, entry in scenarios.items():
         sources = entry.get("sources") or {}
@@ -495,7 +529,11 @@ def render(reports: Sequence[Report], leaderboard: Mapping[str, Any], *, compari
     scenarios = _scenario_columns(reports, names, run_columns(reports))
     title = "pytest-holistic report: " + ", ".join(names)
     compare = len(reports) > 1 if comparison is None else comparison
-    comparing = [_leaderboard(leaderboard), _win_rates(leaderboard), _dynascore(leaderboard)] if compare else []
+    comparing = (
+        [_leaderboard(leaderboard), _win_rates(leaderboard), _helm_groups(leaderboard), _dynascore(leaderboard)]
+        if compare
+        else []
+    )
     views = [ScenarioRuns(name, scenario_anchor(number), columns) for number, (name, columns) in enumerate(scenarios.items())]
     sections = [
         overview(reports, names, views),

@@ -99,6 +99,7 @@ def _run_data(run: RunResults, gates: Sequence[GateResult], unfinished: Sequence
         "name": info.name,
         "label": label,
         "edition": info.edition,
+        "helm_group": info.helm_group or info.scenario,
         "split": info.split,
         "source": info.source,
         "source_provenance": dict(info.source_provenance),

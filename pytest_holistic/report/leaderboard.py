@@ -302,6 +302,63 @@ def _runs(report: Report, labels: Sequence[str]) -> list[_Run]:
     return runs
 
 
+HELM = "helm"
+"""The win-rate group over HELM's run groups (``helm_groups``): HELM Lite's and Classic's own "Mean win rate"."""
+
+
+def _helm_value(run: Run, metric: str) -> float | None:
+    """A run's number as HELM's table counts it: a per-group run (one HELM run per MMLU subject) gives the mean of
+    its groups' means, as HELM averages its runs; any other run its own value."""
+    if (run.get("adapter") or {}).get("per_group"):
+        for breakdown in run.get("groups") or ():
+            if isinstance(breakdown, Mapping) and breakdown.get("metric") == metric:
+                means = [_number((group or {}).get("mean")) for group in (breakdown.get("groups") or {}).values()]
+                known = [mean for mean in means if mean is not None]
+                return statistics.mean(known) if known else None
+    entry = (run.get("metrics") or {}).get(metric)
+    return _number(entry.get("value")) if isinstance(entry, Mapping) else None
+
+
+def helm_groups(reports: Sequence[Report], names: Sequence[str]) -> dict[str, Any]:
+    """Each model's value per HELM run group: the mean over the group's runs of their main metric (HELM Lite's
+    LegalBench column is the mean of its five tasks, MMLU's the mean of its subjects), as HELM's tables aggregate.
+
+    A run's group is its scenario's ``helm_group`` (by default its scenario); an offline edition's runs form a group of
+    their own (``narrative_qa [offline edition: ...]``), so they never share a column with HELM's settings.
+    """
+    columns: dict[str, dict[str, Any]] = {}
+    values: dict[str, dict[str, list[float]]] = {name: {} for name in names}
+    for name, report in zip(names, reports, strict=True):
+        for run in report.get("runs") or ():
+            requested = run.get("requested_metrics") or []
+            metrics = run.get("metrics") or {}
+            main = str(requested[0]) if requested else None
+            entry = metrics.get(main) if main is not None else None
+            if main is None or not isinstance(entry, Mapping):
+                continue
+            group = str(run.get("helm_group") or run.get("scenario") or run.get("key"))
+            key = group if not run.get("edition") else f"{group} [{run.get('edition')}]"
+            column = columns.setdefault(key, {"key": key, "metric": main, "direction": entry.get("direction"), "runs": []})
+            if column["metric"] != main:
+                column["metric"] = MAIN  # runs of one group with different main metrics: the column says so
+            scenario = str(run.get("scenario") or "")
+            if scenario not in column["runs"]:
+                column["runs"].append(scenario)
+            value = _helm_value(run, main)
+            if value is not None:
+                values[name].setdefault(key, []).append(value)
+    cells = {
+        name: {key: (statistics.mean(found[key]) if found.get(key) else None) for key in columns}
+        for name, found in values.items()
+    }
+    rates = mean_win_rates(cells, {key: column["direction"] for key, column in columns.items()})
+    return {
+        "columns": [{**column, "runs": sorted(column["runs"])} for column in columns.values()],
+        "cells": cells,
+        "win_rates": rates,
+    }
+
+
 MEMORY_FIELDS: tuple[tuple[Literal["peak_gpu_mib", "peak_rss_mib"], str], ...] = (
     ("peak_gpu_mib", "GPU peak"),
     ("peak_rss_mib", "peak RSS"),
@@ -502,6 +559,8 @@ def build_leaderboard(
     win_rates = {
         group: mean_win_rates(table, {key: columns[key]["direction"] for key in keys}, optima) for group, keys in groups.items()
     }
+    helm = helm_groups(reports, names)
+    win_rates[HELM] = helm["win_rates"]
     memory_source = " / ".join(sorted({memory_of[name] for name in names if memory[name] is not None})) or "peak memory"
     return {
         "schema": SCHEMA,
@@ -522,6 +581,7 @@ def build_leaderboard(
         "columns": list(columns.values()),
         "cells": cells,
         "win_rates": win_rates,
+        "helm_groups": {"columns": helm["columns"], "cells": helm["cells"]},
         "dynascore": {
             "metrics": list(DYNA_METRICS),
             "default_weights": default_weights(DYNA_METRICS),

@@ -32,7 +32,8 @@ from typing import Any, NotRequired, TypedDict, cast
 # 6: runs' "early_stop" (--holistic-stop-early: where the run stopped, or why it ran in full) and gates' "sequence" (the
 #    confidence sequence's interval and decision after n of N, its level and method); runs' "label" (the name, with the
 #    test function or node id when another run of the session has the same scenario: ``report.labels``).
-SCHEMA_VERSION = 6
+# 7: runs' "helm_group" (the HELM run group whose leaderboard column averages the run with others: HELM Lite's tasks).
+SCHEMA_VERSION = 7
 
 
 class Reference(TypedDict):
@@ -195,6 +196,7 @@ class Run(TypedDict):
     name: NotRequired[str]
     label: NotRequired[str]
     edition: NotRequired[str | None]
+    helm_group: NotRequired[str]
     split: NotRequired[str]
     source: NotRequired[str]
     source_provenance: NotRequired[dict[str, Any]]

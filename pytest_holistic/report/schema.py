@@ -56,7 +56,10 @@ READ_AT_ROOT = (
     "schema", "schema_version", "created", "run_id", "complete", "interrupted", "model", "runs", "gates", "workers",
     "runs_without_records",
 )
-READ_IN_RUN = ("key", "scenario", "name", "split", "requested_metrics", "metrics", "perturbations", "groups", "instances")
+READ_IN_RUN = (
+    "key", "scenario", "name", "edition", "helm_group", "adapter", "split", "requested_metrics", "metrics", "perturbations",
+    "groups", "instances",
+)  # fmt: skip
 """What the readers of older versions use (the leaderboard, the page, the baseline comparison), checked for them."""
 
 

@@ -40,7 +40,8 @@ class Scenario:
 
     ``split`` is the split that becomes test items; ``train_split`` supplies few-shot examples. ``helm`` says how
     HELM's own class numbers the instances (``HelmIds``), for a scenario that follows HELM's: every source's
-    instances then carry HELM's id as ``helm_id``.
+    instances then carry HELM's id as ``helm_id``. ``helm_group`` names the HELM run group whose leaderboard column
+    averages this scenario's runs with others' (HELM Lite's ``legalbench`` over its five tasks); by default the name.
     """
 
     def __init__(
@@ -53,9 +54,11 @@ class Scenario:
         train_split: str = "train",
         description: str = "",
         helm: HelmIds | None = None,
+        helm_group: str | None = None,
     ) -> None:
         self.name = name
         self.helm = helm
+        self.helm_group = helm_group or name
         self.split = split
         self.train_split = train_split
         self.description = description.strip()

@@ -91,6 +91,7 @@ def legalbench_scenario(task: str) -> Scenario:
         split="test",
         train_split="train",
         helm=HelmIds(("train", "test")),  # HELM reads the train split, then the test split
+        helm_group="legalbench",  # HELM Lite's one LegalBench column: the mean over the five tasks
     )
 
 

@@ -46,6 +46,7 @@ def wmt14_scenario(language: str) -> Scenario:
         split="test",
         train_split="train",
         helm=HelmIds(("train", "valid", "test")),  # wmt14_order gives HELM's order: sampled train, validation, test
+        helm_group="wmt_14",  # HELM Lite's one WMT 2014 column: the mean over the five pairs
     )
 
 

@@ -228,3 +228,40 @@ def test_hub_sources_of_medqa_wmt14_and_legalbench_read_local_copies(tmp_path: P
     abercrombie = runs["legalbench_abercrombie"]["instances"]
     assert abercrombie[0]["instance"]["input"] == "Description: abercrombie text 0"
     assert runs["legalbench_proa"]["metrics"]["quasi_exact_match"]["value"] == 1.0  # every label is Yes, as answered
+
+
+def test_two_models_compared_get_helm_lites_groups_and_mean_win_rate(tmp_path: Path) -> None:
+    """Two scripted models on LegalBench and MMLU: the comparison averages LegalBench's five tasks into HELM Lite's one
+    column and ranks the models by HELM's mean win rate over those columns, in leaderboard.json and the HTML page."""
+    reports = []
+    for name, answer in (("always-yes", " Yes"), ("always-b", " B")):
+        script = tmp_path / f"{name}.json"
+        script.write_text(json.dumps({"default": answer}))
+        folder = tmp_path / "reports" / name
+        completed = _pytest(
+            "suites/lite/test_legalbench.py", "suites/lite/test_mmlu.py", "--model", f"scripted:{script}",
+            "--holistic-report-dir", str(folder), "--holistic-cache-dir", str(tmp_path / "cache"),
+        )  # fmt: skip
+        assert completed.returncode == 0, completed.stdout[-3000:] + completed.stderr[-3000:]
+        (report,) = folder.glob("*/latest/report.json")
+        reports.append(report)
+    board_dir = tmp_path / "board"
+    command = [sys.executable, "-m", "pytest_holistic", "report", *map(str, reports), "-o", str(board_dir)]
+    completed = subprocess.run(command, check=False, cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert completed.returncode == 0, completed.stdout + completed.stderr
+    board = json.loads((board_dir / "leaderboard.json").read_text())
+    columns = {column["key"]: column for column in board["helm_groups"]["columns"]}
+    assert sorted(columns) == ["legalbench", "mmlu"]
+    assert columns["legalbench"]["runs"] == sorted(f"legalbench_{task}" for task in LEGALBENCH_TASKS)
+    runs = {}
+    for path in reports:
+        payload = json.loads(path.read_text())
+        runs[payload["model"]["name"]] = {run["scenario"]: run for run in payload["runs"]}
+    for model, cells in board["helm_groups"]["cells"].items():
+        own = runs[model.split(" ")[0]]
+        tasks = [own[f"legalbench_{task}"]["metrics"]["quasi_exact_match"]["value"] for task in LEGALBENCH_TASKS]
+        assert cells["legalbench"] == pytest.approx(sum(tasks) / len(tasks))
+    rates = board["win_rates"]["helm"]
+    assert set(rates) == set(board["helm_groups"]["cells"]) and all(0.0 <= rate <= 1.0 for rate in rates.values())
+    html = (board_dir / "index.html").read_text()
+    assert 'id="helm-groups"' in html and "legalbench" in html

@@ -357,3 +357,51 @@ def test_peak_memory_is_compared_to_a_tenth_of_a_gb() -> None:
     first = peak_memory_gb({"workers": {"main": {"peak_rss_mib": 1850.0}}})[0]
     second = peak_memory_gb({"workers": {"main": {"peak_rss_mib": 1850.1}}})[0]
     assert first == second == 1.8  # 1850 MiB = 1.807 GiB
+
+
+# --- HELM's run groups --------------------------------------------------------------------------------------------------
+
+
+def _lite(name: str, run_id: str, tasks: tuple[float, float], subjects: tuple[float, float], edition: str | None) -> dict:
+    """A HELM Lite-like report: two LegalBench tasks in the group ``legalbench``, and MMLU run per subject, whose
+    subjects hold 1 and 3 questions (HELM averages the subjects, not the questions)."""
+    legal = [
+        {**_run(f"legalbench_{task}", "quasi_exact_match", {"quasi_exact_match": _metric(value)}), "helm_group": "legalbench"}
+        for task, value in zip(("abercrombie", "proa"), tasks, strict=True)
+    ]
+    groups = {"anatomy": {"n": 1, "mean": subjects[0]}, "virology": {"n": 3, "mean": subjects[1]}}
+    micro = (subjects[0] + 3 * subjects[1]) / 4
+    mmlu = {
+        **_run("mmlu", "exact_match", {"exact_match": _metric(micro)}),
+        "adapter": {"per_group": True},
+        "groups": [{"metric": "exact_match", "groups": groups}],
+        "edition": edition,
+    }
+    return _report(name, run_id, [*legal, mmlu], {"main": {"peak_rss_mib": 1024.0}})
+
+
+def test_helm_groups_average_their_runs_and_a_per_group_run_its_groups() -> None:
+    reports = [
+        _lite("a", "r1", (1.0, 0.0), (1.0, 0.0), None),  # legalbench 0.5; mmlu subjects 0.5 (questions: 0.25)
+        _lite("b", "r2", (0.25, 0.25), (0.0, 0.5), None),  # legalbench 0.25; mmlu 0.25 (questions: 0.375)
+    ]
+    board = build_leaderboard(reports)
+    helm = board["helm_groups"]
+    assert [(column["key"], column["metric"], column["runs"]) for column in helm["columns"]] == [
+        ("legalbench", "quasi_exact_match", ["legalbench_abercrombie", "legalbench_proa"]),
+        ("mmlu", "exact_match", ["mmlu"]),
+    ]
+    assert helm["cells"] == {"a": {"legalbench": 0.5, "mmlu": 0.5}, "b": {"legalbench": 0.25, "mmlu": 0.25}}
+    # Per run, MMLU by its questions would rank b first (0.375 > 0.25); HELM's group mean ranks a first in both columns.
+    assert board["win_rates"]["helm"] == {"a": 1.0, "b": 0.0}
+    # Per run (each run's main metric a column): legalbench_abercrombie a, legalbench_proa b, mmlu by its questions b.
+    assert board["win_rates"]["main"] == {"a": pytest.approx(1 / 3), "b": pytest.approx(2 / 3)}
+
+
+def test_an_offline_edition_is_a_helm_group_of_its_own() -> None:
+    edition = "offline edition: 2 of HELM's 5 in-context examples"
+    board = build_leaderboard([_lite("a", "r1", (1.0, 1.0), (1.0, 1.0), None), _lite("b", "r2", (0.0, 0.0), (0.0, 0.0), edition)])
+    keys = [column["key"] for column in board["helm_groups"]["columns"]]
+    assert keys == ["legalbench", "mmlu", f"mmlu [{edition}]"]
+    assert board["helm_groups"]["cells"]["b"] == {"legalbench": 0.0, "mmlu": None, f"mmlu [{edition}]": 0.0}
+    assert board["win_rates"]["helm"] == {"a": 1.0, "b": 0.0}  # the mmlu columns have one value each: left out
