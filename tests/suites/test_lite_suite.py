@@ -265,3 +265,64 @@ def test_two_models_compared_get_helm_lites_groups_and_mean_win_rate(tmp_path: P
     assert set(rates) == set(board["helm_groups"]["cells"]) and all(0.0 <= rate <= 1.0 for rate in rates.values())
     html = (board_dir / "index.html").read_text()
     assert 'id="helm-groups"' in html and "legalbench" in html
+
+
+def _shipped(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def _as_hub(rows: list[dict], split: str | None, *, keep_id: bool = False) -> list[dict]:
+    """The shipped rows of one split (None: every row) without the project's ``split`` column, and its ``id`` unless
+    the hub dataset has one (NaturalQuestions, OpenBookQA), as the hub holds them."""
+    dropped = ("split",) if keep_id else ("id", "split")
+    return [{k: v for k, v in row.items() if k not in dropped} for row in rows if split is None or row.get("split") == split]
+
+
+def test_whole_lite_suite_from_hub_copies_of_its_shipped_rows_gives_the_same_instances(tmp_path: Path) -> None:
+    """`pytest suites/lite --holistic-source hub`, every dataset a copy in its hub layout made of the shipped rows: each
+    run reads the hub source and evaluates the same inputs as the offline run (the shipped files are in the hubs' row
+    schemas, so one mapping serves both)."""
+    core, lite, data = ROOT / "suites" / "core" / "data", ROOT / "suites" / "lite" / "data", tmp_path / "datasets"
+    narrative = _shipped(core / "narrative_qa.jsonl")
+    for split in ("train", "test"):
+        _write(data / "deepmind" / "narrativeqa" / f"{split}.jsonl", _as_hub(narrative, split))
+    _write(data / "deepmind" / "narrativeqa" / "validation.jsonl", _as_hub(narrative, "train")[:1])
+    _write(
+        data / "google-research-datasets" / "natural_questions" / "dev" / "validation.jsonl",
+        _as_hub(_shipped(core / "natural_qa.jsonl"), None, keep_id=True),
+    )
+    obqa = _shipped(core / "openbookqa.jsonl")
+    for split in ("train", "test"):
+        _write(data / "allenai" / "openbookqa" / "main" / f"{split}.jsonl", _as_hub(obqa, split, keep_id=True))
+    mmlu = _shipped(lite / "mmlu.jsonl")
+    _write(data / "cais" / "mmlu" / "all" / "dev.jsonl", _as_hub(mmlu, "dev"))
+    _write(data / "cais" / "mmlu" / "all" / "test.jsonl", _as_hub(mmlu, "test"))
+    _write(data / "cais" / "mmlu" / "all" / "validation.jsonl", _as_hub(mmlu, "dev")[:1])
+    for split in ("train", "test"):
+        _write(data / "openai" / "gsm8k" / "main" / f"{split}.jsonl", _as_hub(_shipped(lite / "gsm8k.jsonl"), split))
+        _write(data / "hendrycks" / "competition_math" / f"{split}.jsonl", _as_hub(_shipped(lite / "math.jsonl"), split))
+        _write(data / "GBaker" / "MedQA-USMLE-4-options" / f"{split}.jsonl", _as_hub(_shipped(lite / "med_qa.jsonl"), split))
+        for task in LEGALBENCH_TASKS:
+            _write(
+                data / "nguha" / "legalbench" / task / f"{split}.jsonl",
+                _as_hub(_shipped(lite / "legalbench" / f"{task}.jsonl"), split),
+            )
+    for language in WMT14_LANGUAGES:
+        for split in ("train", "validation", "test"):
+            rows = _as_hub(_shipped(lite / f"wmt14_{language}_en.jsonl"), split)
+            _write(data / "wmt" / "wmt14" / f"{language}-en" / f"{split}.jsonl", rows)
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps({"default": " A"}))
+    inputs = {}
+    for source in ("local", "hub"):
+        completed = _pytest(
+            "suites/lite", "--model", f"scripted:{script}", "--holistic-source", source, "--holistic-data-dir", str(data),
+            "--holistic-report-dir", str(tmp_path / source), "--holistic-cache-dir", str(tmp_path / "cache"),
+        )  # fmt: skip
+        assert completed.returncode == 0, completed.stdout[-3000:] + completed.stderr[-3000:]
+        runs = _report(tmp_path / source)
+        assert {run["source"] for run in runs.values()} == {source}
+        inputs[source] = {name: sorted(r["instance"]["input"] for r in run["instances"]) for name, run in runs.items()}
+    assert sorted(inputs["hub"]) == EVERY_RUN
+    for name in EVERY_RUN:
+        assert inputs["hub"][name] == inputs["local"][name], name
