@@ -80,7 +80,7 @@ def test_core_and_lite_run_in_one_session_without_a_module_clash() -> None:
 @pytest.mark.slow
 def test_lite_suite_on_the_embedded_model_reports_every_scenario_and_its_helm_metrics(tmp_path: Path) -> None:
     completed = _pytest(
-        "suites/lite", "--holistic-max-instances", "3", "--holistic-report-dir", str(tmp_path),
+        "suites/lite", "--holistic-max-instances", "2", "--holistic-report-dir", str(tmp_path),
         "--holistic-cache-dir", str(tmp_path / "cache"),
     )  # fmt: skip
     assert completed.returncode == 0, completed.stdout[-3000:] + completed.stderr[-3000:]
