@@ -6,7 +6,7 @@ priority 2 in run_entries_lite_20240424.conf): HELM's instructions, ``###`` befo
 ``Answer: `` each ending in a newline, 8 in-context examples with whole worked solutions from the subject's level-1
 train problems, ``max_tokens=400``, stop at ``###``; metric ``math_equiv_chain_of_thought``: the last ``\\boxed{}`` of the
 answer against the reference solution's, both normalised as Hendrycks et al.'s MATH code does. One HELM run per
-subject, so the run is ``per_group`` and ``-k algebra`` selects one subject. HELM's order: the whole dataset sorted by
+subject, so the run is ``per_group`` and ``-k geometry`` selects one subject. HELM's order: the whole dataset sorted by
 problem and shuffled with seed 42 before the subject and level are picked (``math_order``).
 
 The hub source is the dataset HELM reads, ``hendrycks/competition_math`` at HELM's pinned revision; it has since left

@@ -5,7 +5,7 @@ run_entries_lite_20240424.conf): abstract algebra, college chemistry, computer s
 policy, each ``mmlu:subject=<subject>,method=multiple_choice_joint`` (run_specs/lite_run_specs.py ``get_mmlu_spec``,
 shared with Classic): "about <subject>", five in-context examples from the subject's dev questions, one generated
 letter; metrics ``get_exact_match_metric_specs``. The hub source is Classic's ``cais/mmlu`` reading, kept to these five
-subjects. HELM's size: each subject's test questions (100 to 173); the offline edition (data/mmlu.jsonl, written for
+subjects. HELM's size: each subject's test questions (100 to 114); the offline edition (data/mmlu.jsonl, written for
 this project in ``cais/mmlu``'s row layout): 5 dev and 3 test questions per subject.
 """
 
