@@ -210,7 +210,7 @@ class RunInfo:
             "perturbation_skips": list(self.perturbation_skips),
             "edition": self.edition,
             "stop_early": self.stop_early,
-            "helm_group": self.helm_group or self.scenario,
+            "helm_group": self.helm_group,
         }
 
     @classmethod
@@ -230,7 +230,7 @@ class RunInfo:
             perturbation_skips=tuple(data.get("perturbation_skips") or ()),
             edition=data.get("edition"),
             stop_early=bool(data.get("stop_early", False)),
-            helm_group=str(data.get("helm_group") or data["scenario"]),
+            helm_group=str(data.get("helm_group") or ""),
         )
 
 
