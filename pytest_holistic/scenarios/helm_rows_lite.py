@@ -173,11 +173,17 @@ def med_qa_row(row: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def wmt14_row(source: str, target: str, row: Mapping[str, Any]) -> dict[str, Any]:
-    """A WMT14 pair (``translation: {cs: ..., en: ...}``) as the ``source`` sentence and its ``target`` reference."""
+    """A WMT14 pair (``translation: {cs: ..., en: ...}``) as the ``source`` sentence and its ``target`` reference.
+
+    A shipped file's ``validation`` split is HELM's ``valid`` (the hub source maps it so by its ``splits``).
+    """
     pair = row.get("translation")
     if not isinstance(pair, Mapping) or source not in pair or target not in pair:
         raise ValueError(f"column 'translation' must hold the languages {source!r} and {target!r}, got {pair!r:.80}")
-    return {**_carried(row), "source": str(pair[source]), "references": [str(pair[target])]}
+    carried = _carried(row)
+    if carried.get("split") == "validation":
+        carried["split"] = "valid"
+    return {**carried, "source": str(pair[source]), "references": [str(pair[target])]}
 
 
 def wmt14_train_sample(dataset: Any) -> Any:

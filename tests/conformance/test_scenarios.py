@@ -6,7 +6,8 @@ Per case, the same rows that HELM's class read from its download files are loade
 (and, where HELM lists the wrong options too, all of them in HELM's order), HELM's contrast sets, and
 ``helm_id`` equal to the id HELM's runner gives the instance. A scenario HELM 0.5.16 lacks is listed in the golden.
 
-HELM Lite's GSM8K and MATH (suites/lite) are compared the same way; MATH once per subject as HELM runs it, and also
+HELM Lite's scenarios (suites/lite) are compared the same way: GSM8K, MedQA, WMT14 and LegalBench (one case per
+language pair and per task), MMLU on Lite's own file of its five subjects, and MATH once per subject as HELM runs it, and also
 against HELM's run without chain of thought, which the suite lacks: its references are then the last ``\\boxed{}``'s
 content of the suite's solutions (``boxed_answer``), and where a subject's rows have a solution without one, HELM's class
 raises instead (``raises`` in the golden), which the project's rows must explain.
@@ -20,6 +21,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import sys
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -83,7 +85,7 @@ def load(case: dict[str, Any], tmp_path: Path) -> tuple[Instance, ...]:
         assert _sha256(shipped) == case["data_sha256"], f"{shipped} changed since the golden; regenerate: {GOLDEN['regenerate']}"
         return scenario.load("local", base=base).instances
     hub = case["hub"]
-    rows = inputs.hub_rows(case["scenario"])
+    rows = inputs.hub_rows(case["suite"], case["scenario"])
     assert inputs.rows_sha256(rows) == hub["rows_sha256"], f"the hub rows changed; regenerate: {GOLDEN['regenerate']}"
     folder = tmp_path / hub["name"] / (hub["config"] or "")
     folder.mkdir(parents=True)
@@ -231,3 +233,37 @@ def test_the_golden_names_every_core_scenario() -> None:
     covered = {case["suite"] for case in GOLDEN["cases"]} | set(GOLDEN["not_covered"])
     suites = {path.name for path in SUITES.glob("test_*.py")}
     assert suites <= covered, f"suites with neither a case nor a reason: {sorted(suites - covered)}"
+
+
+def core_declaration(scenario: Scenario) -> tuple[str, str] | None:
+    """The core suite file and attribute a Lite suite imported ``scenario`` from (``suites.core.test_x``), if any."""
+    for name, module in list(sys.modules.items()):
+        if name.startswith("suites.core.test_"):
+            for attribute, value in vars(module).items():
+                if value is scenario:
+                    return f"{name.rpartition('.')[2]}.py", attribute
+    return None
+
+
+def test_the_golden_names_every_lite_scenario() -> None:
+    """Each scenario a suites/lite test runs has a case: a Lite one (its suite file and the name of the scenario the case
+    loads), or, for a scenario Lite imports from suites/core unchanged (NarrativeQA, NaturalQuestions, OpenbookQA), the
+    core suite's case of that declaration, since Lite reads the same rows through the same object."""
+    lite = {(case["suite"], suite_scenario(case).name) for case in GOLDEN["cases"] if "/" in case["suite"]}
+    core = {(case["suite"], case["attribute"]) for case in GOLDEN["cases"] if "/" not in case["suite"]}
+    missing, seen = [], 0
+    for path in sorted((ALL_SUITES / "lite").glob("test_*.py")):
+        file = f"lite/{path.name}"
+        module = load_suite(file)
+        for name, function in sorted(vars(module).items()):
+            marks = [mark for mark in getattr(function, "pytestmark", ()) if getattr(mark, "name", "") == "holistic"]
+            if not name.startswith("test_") or not marks:
+                continue
+            scenario = marks[0].args[0]
+            assert isinstance(scenario, Scenario), f"{file}::{name}: the holistic marker's first argument"
+            seen += 1
+            declared = core_declaration(scenario)
+            if (declared not in core) if declared else ((file, scenario.name) not in lite):
+                missing.append(f"{file}::{name} ({scenario.name}" + (f", from core {declared})" if declared else ")"))
+    assert seen > 0, "no Lite test functions found"
+    assert not missing, f"Lite scenarios with no scenarios-golden case: {missing}"

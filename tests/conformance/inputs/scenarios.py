@@ -1,6 +1,7 @@
 """Inputs of the ``scenarios`` section: rows written into the files HELM's scenario classes download.
 
-Per case, one core-suite scenario (or a HELM Lite one of suites/lite: GSM8K, MATH) and one edition of its rows:
+Per case, one core-suite scenario (or a HELM Lite one of suites/lite: GSM8K, MATH, MedQA, WMT14, LegalBench, MMLU)
+and one edition of its rows:
 
 - ``offline``: the shipped file's rows (suites/core/data, suites/lite/data), which are already in the hub dataset's schema;
 - ``hub``: rows as the hub dataset serves them (no ``id``/``split`` columns, one list per hub split), some written
@@ -774,6 +775,240 @@ def math_cases() -> list[dict[str, Any]]:
     return cases
 
 
+# --- HELM Lite: MedQA, data/data_clean/questions/US/4_options/phrases_no_exclude_{train,dev,test}.jsonl ----------------
+
+
+def med_qa_files(split_rows: Mapping[str, list[Row]]) -> Files:
+    """The rows as the unzipped archive's 4-option US files; the project's ``valid`` split is the ``dev`` file."""
+    folder = "data/data_clean/questions/US/4_options/phrases_no_exclude_"
+    return {f"{folder}{name}.jsonl": jsonl(split_rows.get(split, [])) for name, split in MED_QA_FILES.items()}
+
+
+MED_QA_FILES = {"train": "train", "dev": "valid", "test": "test"}
+"""HELM's file name -> the project's split (HELM's VALID_SPLIT reads ``phrases_no_exclude_dev.jsonl``)."""
+
+MED_QA_HUB = {  # options the archive's files have: a trailing quote after a newline, trailing spaces (HELM strips both)
+    "train": [
+        {
+            "question": "A 45-year-old woman has sudden shortness of breath and pleuritic chest pain 3 days after a hip "
+            "replacement. Her pulse is 118/min. Which of the following is the most likely diagnosis?",
+            "answer": 'Pulmonary embolism\n"',
+            "options": {"A": "Pneumothorax", "B": 'Pulmonary embolism\n"', "C": "Pneumonia  ", "D": "Myocardial infarction"},
+            "meta_info": "step2&3",
+            "answer_idx": "B",
+        }
+    ],
+    "test": [
+        {
+            "question": "Which of the following vitamins is needed to absorb calcium from the gut? ",
+            "answer": "Vitamin D",
+            "options": {"A": 'Vitamin C "', "B": "Vitamin K", "C": "Vitamin A", "D": "Vitamin D "},
+            "meta_info": "step1",
+            "answer_idx": "D",
+        }
+    ],
+}
+
+
+def med_qa_cases() -> list[dict[str, Any]]:
+    """MedQAScenario on the shipped rows (train, dev, test files) and on hub rows (``GBaker/MedQA-USMLE-4-options``:
+    train and test, no dev split, so an empty dev file; the suite's hub instances carry no HELM id, matched by text)."""
+    data, suite = "med_qa.jsonl", "lite/test_med_qa.py"
+    shipped = by_split(read_rows(data, LITE_DATA), MED_QA_FILES, drop=("split",))
+    ours = {split: shipped[name] for name, split in MED_QA_FILES.items()}
+    hub_rows = {split: [*ours[split], *MED_QA_HUB[split]] for split in ("train", "test")}
+    common = ("med_qa", suite, "med_qa", "med_qa_scenario.MedQAScenario", {"train": "train", "valid": "valid", "test": "test"})
+    return [
+        case(*common, med_qa_files(ours), edition="offline", data=data, data_sha256=sha256(data, LITE_DATA)),
+        case(
+            *common,
+            med_qa_files(hub_rows),
+            edition="hub",
+            hub={"name": "GBaker/MedQA-USMLE-4-options", "config": None, "rows": hub_rows},
+            helm_ids=False,
+            helm_ids_reason="the hub copy has no dev split, which HELM numbers between the train and test questions",
+        ),
+    ]
+
+
+# --- HELM Lite: WMT14, load_dataset("wmt14", "<xx>-en"): the train split shuffled (seed 42), cut and deduplicated -------
+
+
+WMT14_LANGUAGES = ("cs", "de", "fr", "hi", "ru")
+WMT14_HELM_REVISION = "b199e406369ec1b7634206d3ded5ba45de2fe696"
+"""HELM's pin of the former ``wmt14`` loading script (the suite reads ``wmt/wmt14`` unpinned; its docstring says why)."""
+
+
+def wmt14_hub(language: str) -> dict[str, list[Row]]:
+    """Rows the shipped files lack (their source side short German sentences tagged with the pair's language, for
+    every pair): train pairs whose English repeats, so which one HELM keeps depends on the shuffle; a validation pair
+    and two test pairs repeating a train target (kept: HELM deduplicates the train split only); spaces around a
+    sentence."""
+
+    def pair(source: str, english: str) -> Row:
+        return {"translation": {language: source, "en": english}}
+
+    return {
+        "train": [
+            pair(f"[{language}] Der Zug kam pünktlich an.", "The train arrived on time."),
+            pair(f"[{language}] Der Zug war pünktlich.", "The train arrived on time."),
+            pair(f"  [{language}] Die Sitzung wurde vertagt. ", " The meeting was adjourned. "),
+            pair(f"[{language}] Noch einmal: der Zug kam pünktlich an.", "The train arrived on time."),
+        ],
+        "validation": [pair(f"[{language}] Der Zug kam an.", "The train arrived on time.")],
+        "test": [
+            pair(f"[{language}] Die Sitzung ist vertagt.", " The meeting was adjourned. "),
+            pair(f"[{language}] Die Sitzung wurde abermals vertagt.", " The meeting was adjourned. "),
+        ],
+    }
+
+
+def wmt14_sample(train: list[Row]) -> list[dict[str, str]]:
+    """HELM's sample of the train split, as the real ``datasets`` (installed here, not in the oracle) computes HELM's
+    own expression: ``shuffle(seed=42)[:20000]["translation"]``, the seed and size being the project's constants,
+    which the oracle's stand-in checks against the arguments HELM passes."""
+    import datasets
+
+    from pytest_holistic.scenarios.helm_rows_lite import WMT14_MAX_TRAIN, WMT14_SHUFFLE_SEED
+
+    sample = datasets.Dataset.from_list(train).shuffle(seed=WMT14_SHUFFLE_SEED)[:WMT14_MAX_TRAIN]
+    return list(sample["translation"])
+
+
+def wmt14_cases() -> list[dict[str, Any]]:
+    """WMT14Scenario per language pair into English, on the shipped rows and on hub rows (``wmt/wmt14``). The oracle's
+    ``load_dataset`` checks the dataset, config and revision HELM asks for, the shuffle's seed and the cut's size, and
+    hands over the sample computed here; HELM's class deduplicates it and reads the validation and test splits."""
+    from pytest_holistic.scenarios.helm_rows_lite import WMT14_MAX_TRAIN, WMT14_SHUFFLE_SEED
+
+    cases = []
+    splits = ("train", "validation", "test")
+    for language in WMT14_LANGUAGES:
+        data, scenario = f"wmt14_{language}_en.jsonl", f"wmt_14_{language}_en"
+        shipped = by_split(read_rows(data, LITE_DATA), splits)
+        extra = wmt14_hub(language)
+        hub_rows = {split: [*shipped[split], *extra[split]] for split in splits}
+        for rows, where in (
+            (shipped, {"edition": "offline", "data": data, "data_sha256": sha256(data, LITE_DATA)}),
+            (hub_rows, {"edition": "hub", "hub": {"name": "wmt/wmt14", "config": f"{language}-en", "rows": hub_rows}}),
+        ):
+            wmt = {
+                "name": "wmt14",
+                "config": f"{language}-en",
+                "revision": WMT14_HELM_REVISION,
+                "seed": WMT14_SHUFFLE_SEED,
+                "max_train": WMT14_MAX_TRAIN,
+                "train": wmt14_sample(rows["train"]),
+                "validation": rows["validation"],
+                "test": rows["test"],
+            }
+            cases.append(
+                case(
+                    scenario,
+                    "lite/test_wmt14.py",
+                    "wmt14_scenario",
+                    "wmt_14_scenario.WMT14Scenario",
+                    {"train": "train", "valid": "valid", "test": "test"},
+                    {},
+                    call=[language],
+                    arguments={"source_language": language, "target_language": "en"},
+                    wmt=wmt,
+                    **where,
+                )
+            )
+    return cases
+
+
+# --- HELM Lite: LegalBench, data/prompt_construction_settings.json and load_dataset("nguha/legalbench", task) --------
+
+
+LEGALBENCH_HUB: dict[str, dict[str, list[Row]]] = {  # values with spaces and newlines inside and around them
+    "abercrombie": {
+        "test": [{"text": '  The mark "Brightloom"\nfor table lamps. ', "answer": "fanciful", "index": "90"}],
+    },
+    "corporate_lobbying": {
+        "test": [
+            {
+                "bill_title": "Harbor Dredging Act ",
+                "bill_summary": "This bill funds the dredging of three ports.\n\nIt also sets depth standards.",
+                "company_name": " Quayside Shipping Co.",
+                "company_description": "Quayside Shipping runs container ships between Gulf ports.",
+                "answer": "Yes",
+                "index": "90",
+            }
+        ],
+    },
+    "international_citizenship_questions": {
+        "train": [{"question": "Consider the country of Chile.  Is dual citizenship allowed?", "answer": "Yes", "index": "90"}],
+    },
+    "function_of_decision_section": {
+        "test": [
+            {
+                "Citation": "Doe v. Roe, 1 F.4th 1 (1st Cir. 2021)",
+                "Paragraph": "For these reasons, the judgment is AFFIRMED.\n",
+                "answer": "Decree",
+                "index": "90",
+            }
+        ],
+    },
+    "proa": {"test": [{"text": "A person aggrieved may sue.  ", "answer": "Yes", "index": "90"}]},
+}
+
+
+def legalbench_settings() -> str:
+    """LegalBench's ``helm_prompt_settings.jsonl`` as HELM reads it (field orderings, instructions, label keys, output
+    nouns, a fifth line it ignores), written from the suite's own TASKS: HELM's class reads the field order and the
+    label key from it, so the comparison is of its reading of the rows with the suite's settings."""
+    tasks = load_suite_module("lite/test_legalbench.py").TASKS
+    lines = [
+        {task: [list(pair) for pair in spec.fields] for task, spec in tasks.items()},
+        {task: spec.instructions for task, spec in tasks.items()},
+        {task: "answer" for task in tasks},
+        {task: spec.output_noun for task, spec in tasks.items()},
+        {},
+    ]
+    return "\n".join(json.dumps(line, ensure_ascii=False) for line in lines) + "\n"
+
+
+def legalbench_cases() -> list[dict[str, Any]]:
+    """LegalBenchScenario per task, on the shipped rows and on hub rows (``nguha/legalbench``, one config per task).
+
+    The oracle's ``load_dataset`` checks the dataset, task, split and revision HELM asks for (the revision is the
+    suite's HELM_REVISION) and hands over the task's rows of that split."""
+    module = load_suite_module("lite/test_legalbench.py")
+    settings = {"data/prompt_construction_settings.json": legalbench_settings()}
+    cases = []
+    for task in module.TASKS:
+        data = f"legalbench/{task}.jsonl"
+        shipped = by_split(read_rows(data, LITE_DATA), ("train", "test"))
+        hub_rows = {split: [*rows, *LEGALBENCH_HUB.get(task, {}).get(split, [])] for split, rows in shipped.items()}
+        for rows, where in (
+            (shipped, {"edition": "offline", "data": data, "data_sha256": sha256(data, LITE_DATA)}),
+            (hub_rows, {"edition": "hub", "hub": {"name": "nguha/legalbench", "config": task, "rows": hub_rows}}),
+        ):
+            cases.append(
+                case(
+                    f"legalbench_{task}",
+                    "lite/test_legalbench.py",
+                    "legalbench_scenario",
+                    "legalbench_scenario.LegalBenchScenario",
+                    {"train": "train", "test": "test"},
+                    settings,
+                    call=[task],
+                    arguments={"subset": task},
+                    legalbench={"name": "nguha/legalbench", "task": task, "revision": module.HELM_REVISION, **rows},
+                    **where,
+                )
+            )
+    return cases
+
+
+def load_suite_module(file: str) -> Any:
+    from tests.conformance.inputs.prompts import load_suite
+
+    return load_suite(file)
+
+
 # --- the cases ---------------------------------------------------------------------------------------------------------
 
 
@@ -788,7 +1023,7 @@ def case(
     module, _, cls = helm.rpartition(".")
     if "hub" in extra:  # the rows themselves stay out of the golden: the test rebuilds them with hub_rows()
         rows = extra["hub"]["rows"]
-        _HUB_ROWS[scenario] = rows
+        _HUB_ROWS[suite, scenario] = rows
         extra["hub"] = {**{k: v for k, v in extra["hub"].items() if k != "rows"}, "rows_sha256": rows_sha256(rows)}
     return {
         "scenario": scenario,
@@ -859,8 +1094,11 @@ def editions(
     ]
 
 
-def mmlu_cases() -> list[dict[str, Any]]:
-    rows = read_rows("mmlu.jsonl")
+def mmlu_cases(suite: str = "test_mmlu.py", attribute: str = "mmlu", folder: Path = DATA) -> list[dict[str, Any]]:
+    """One MMLUScenario case per subject of the suite's shipped file, on its rows and on hub rows (``cais/mmlu``, with
+    a validation question per subject). HELM Lite's MMLU (``lite/test_mmlu.py``, its own file of Lite's five subjects
+    in suites/lite/data) is Classic's reading, so its cases are built the same way."""
+    rows = read_rows("mmlu.jsonl", folder)
     subjects = list(dict.fromkeys(row["subject"] for row in rows))
     splits = {"dev": "train", "val": "valid", "test": "test"}
     found = by_split(rows, ("dev", "val", "test"))
@@ -883,14 +1121,14 @@ def mmlu_cases() -> list[dict[str, Any]]:
         cases.append(
             case(
                 "mmlu",
-                "test_mmlu.py",
-                "mmlu",
+                suite,
+                attribute,
                 helm,
                 splits,
                 mmlu_files(found, subject),
                 edition="offline",
                 data="mmlu.jsonl",
-                data_sha256=sha256("mmlu.jsonl"),
+                data_sha256=sha256("mmlu.jsonl", folder),
                 group=subject,
                 arguments=arguments,
             )
@@ -898,8 +1136,8 @@ def mmlu_cases() -> list[dict[str, Any]]:
         cases.append(
             case(
                 "mmlu",
-                "test_mmlu.py",
-                "mmlu",
+                suite,
+                attribute,
                 helm,
                 splits,
                 mmlu_files(hub_found, subject),
@@ -1111,17 +1349,22 @@ def all_cases() -> list[dict[str, Any]]:
         *synthetic_reasoning_cases(),
         *gsm8k_cases(),
         *math_cases(),
+        *med_qa_cases(),
+        *wmt14_cases(),
+        *legalbench_cases(),
+        *mmlu_cases("lite/test_mmlu.py", "mmlu_lite", LITE_DATA),
     ]
 
 
-_HUB_ROWS: dict[str, dict[str, list[Row]]] = {}
+_HUB_ROWS: dict[tuple[str, str], dict[str, list[Row]]] = {}
 
 
-def hub_rows(scenario: str) -> dict[str, list[Row]]:
-    """The rows of ``scenario``'s hub edition, per hub split (what the test writes as a --holistic-data-dir copy)."""
+def hub_rows(suite: str, scenario: str) -> dict[str, list[Row]]:
+    """The rows of the hub edition of ``suite``'s ``scenario``, per hub split (what the test writes as a
+    --holistic-data-dir copy); by suite too, since Classic and Lite each have an MMLU of their own subjects."""
     if not _HUB_ROWS:
         all_cases()
-    return _HUB_ROWS[scenario]
+    return _HUB_ROWS[suite, scenario]
 
 
 def build(files: Path) -> dict[str, Any]:

@@ -18,7 +18,11 @@ installed here, so a stand-in hands the class the shipped rows, split by the rea
 HELM's MATH module reads ``hendrycks/competition_math`` the same way and sorts and shuffles the DatasetDict: a stand-in
 checks the arguments it passes (``sort("problem")``, ``shuffle(seed=42)``, the pinned revision) and hands it the rows in
 the order the real ``datasets`` gave them on the inputs side; HELM's class does the rest (subject and level, the
-reference, the splits).
+reference, the splits). HELM's WMT14 module reads ``wmt14`` the same way: a stand-in checks the dataset, config and
+pinned revision, the train split's ``shuffle(seed=42)`` and ``[:20000]``, and hands it the sample the real ``datasets``
+took on the inputs side; HELM's class deduplicates it and reads the validation and test splits. HELM's LegalBench
+module reads ``nguha/legalbench`` per task and split: a stand-in checks the task and the pinned revision and hands it
+the task's rows of the split; its prompt settings file (field order, label key) is among the case's files.
 
 HELM's CivilComments reads its CSV with ``pandas.read_csv(path, index_col=0)``, keeps ``df.loc[df[d] >= 0.5]`` and
 walks ``iterrows()``; pandas is not installed here (installed, it would be imported, and break, under the fmeval
@@ -44,7 +48,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _oracle import run
 
-datasets = types.ModuleType("datasets")  # HELM's RAFT and MATH modules import it; the real one (pyarrow and more) is not here
+datasets = types.ModuleType("datasets")  # HELM's RAFT, MATH, WMT14 and LegalBench modules import it; the real one is not here
 sys.modules.setdefault("datasets", datasets)
 
 from helm.benchmark.scenarios import imdb_scenario_pinned_file_order
@@ -97,17 +101,60 @@ class MathDatasets:
         return {split: [dict(row) for row in self.math[split]] for split in ("train", "test")}
 
 
+class WmtTrain:
+    """What HELM's WMT14 class reads of the train split: ``.shuffle(seed=...)``, then ``[:n]``, a dict of columns. The
+    inputs side took that sample with the real ``datasets`` (its seed and size); HELM's arguments are checked against
+    them, and HELM's class deduplicates the sample itself."""
+
+    def __init__(self, wmt: dict[str, Any], seed: int | None = None) -> None:
+        self.wmt, self.seed = wmt, seed
+
+    def shuffle(self, seed: int, **others: Any) -> WmtTrain:
+        if seed != self.wmt["seed"] or others or self.seed is not None:
+            raise SystemExit(f"HELM shuffled WMT14's train split with seed={seed}, {others}; the inputs assumed otherwise")
+        return WmtTrain(self.wmt, seed)
+
+    def __getitem__(self, key: Any) -> dict[str, list[dict[str, str]]]:
+        if self.seed is None or key != slice(None, self.wmt["max_train"], None):
+            raise SystemExit(f"HELM read WMT14's train split [{key!r}] (shuffled: {self.seed}); the inputs assumed otherwise")
+        return {"translation": [dict(pair) for pair in self.wmt["train"]]}
+
+
+class Rows(Dataset):
+    """A split HELM's LegalBench class iterates (and checks is a ``datasets.Dataset``)."""
+
+    def __init__(self, rows: list[dict[str, Any]]) -> None:
+        self.rows = rows
+
+
 RAFT_ROWS: dict[str, Any] = {}
 MATH_ROWS: dict[str, Any] = {}
+WMT_ROWS: dict[str, Any] = {}
+LEGALBENCH_ROWS: dict[str, Any] = {}
 
 
-def load_dataset(name: str, *args: Any, **kwargs: Any) -> Dataset | MathDatasets:
+def load_dataset(name: str, *args: Any, **kwargs: Any) -> Dataset | MathDatasets | dict[str, Any]:
     if name == "ought/raft" and kwargs.get("split") == "train":
         raft = RAFT_ROWS["current"]
         return Dataset(raft["train"] + raft["test"], raft)
     math = MATH_ROWS.get("current")
     if name == "hendrycks/competition_math" and not args and math and kwargs.get("revision") == math["revision"]:
         return MathDatasets(math)
+    wmt = WMT_ROWS.get("current")
+    if (
+        wmt
+        and (name, args) == (wmt["name"], (wmt["config"],))
+        and kwargs == {"trust_remote_code": True, "revision": wmt["revision"]}
+    ):
+        return {"train": WmtTrain(wmt), **{split: [dict(row) for row in wmt[split]] for split in ("validation", "test")}}
+    legal = LEGALBENCH_ROWS.get("current")
+    if (
+        legal
+        and (name, args) == (legal["name"], (legal["task"],))
+        and kwargs.get("split") in ("train", "test")
+        and kwargs.get("revision") == legal["revision"]
+    ):
+        return Rows([dict(row) for row in legal[kwargs["split"]]])
     raise SystemExit(f"unexpected load_dataset({name!r}, *{args!r}, **{kwargs!r})")
 
 
@@ -205,6 +252,8 @@ def helm_instances(case: dict[str, Any]) -> list[dict[str, Any]]:
     fresh_process_state()
     RAFT_ROWS["current"] = case.get("raft")
     MATH_ROWS["current"] = case.get("math")
+    WMT_ROWS["current"] = case.get("wmt")
+    LEGALBENCH_ROWS["current"] = case.get("legalbench")
     cls = getattr(importlib.import_module(spec["module"]), spec["name"])
     with tempfile.TemporaryDirectory() as output_path:
         for relative, content in case["files"].items():
@@ -250,7 +299,7 @@ def generated(case: dict[str, Any], found: list[dict[str, Any]]) -> dict[str, An
 def main(inputs: dict[str, Any], files: Path) -> dict[str, Any]:
     cases = []
     for case in inputs["cases"]:
-        given = {key: value for key, value in case.items() if key not in ("files", "raft", "math")}
+        given = {key: value for key, value in case.items() if key not in ("files", "raft", "math", "wmt", "legalbench")}
         try:
             found = helm_instances(case)
         except Exception as error:  # a case that says HELM's class may fail so records the failure instead
