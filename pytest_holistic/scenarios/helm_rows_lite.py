@@ -27,7 +27,8 @@ from collections.abc import Callable, Collection, Mapping
 from functools import partial
 from typing import Any
 
-from .helm_rows_mc import Reshaped
+from .helm_rows import _carried
+from .helm_rows_mc import Reshaped, dataset_permutation
 from .instance import Instance
 from .loaders import Source
 
@@ -48,11 +49,6 @@ MATH_SHUFFLE_SEED = 42
 WMT14_SHUFFLE_SEED = 42
 WMT14_MAX_TRAIN = 20_000
 """HELM keeps this many shuffled WMT14 training pairs before deduplicating them (``MAX_TRAIN_INSTANCES``)."""
-
-
-def _carried(row: Mapping[str, Any]) -> dict[str, Any]:
-    """The ``id`` and ``split`` a shipped file adds at the top level of a row (hub rows take them from the loader)."""
-    return {key: row[key] for key in ("id", "split") if row.get(key) not in (None, "")}
 
 
 def _text(row: Mapping[str, Any], column: str) -> str:
@@ -99,18 +95,11 @@ def math_row(row: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-def _dataset_shuffle(count: int, seed: int) -> list[int]:
-    """The row order ``datasets.Dataset.shuffle(seed=seed)`` gives: NumPy's ``default_rng(seed).permutation``."""
-    import numpy as np  # heavy: only when a MATH scenario is loaded
-
-    return [int(position) for position in np.random.default_rng(seed).permutation(count)]
-
-
 def _math_order(splits: tuple[str, ...], instances: list[Instance]) -> list[Instance]:
     ordered: list[Instance] = []
     for split in splits:
         rows = sorted((instance for instance in instances if instance.split == split), key=lambda row: row.input)
-        ordered += [rows[position] for position in _dataset_shuffle(len(rows), MATH_SHUFFLE_SEED)]
+        ordered += [rows[position] for position in dataset_permutation(len(rows), MATH_SHUFFLE_SEED)]
     return ordered
 
 
@@ -206,7 +195,7 @@ def _first_per_target(instances: list[Instance]) -> list[Instance]:
 def _wmt14_order(shuffle: bool, instances: list[Instance]) -> list[Instance]:
     train = [instance for instance in instances if instance.split == "train"]
     if shuffle:
-        train = [train[position] for position in _dataset_shuffle(len(train), WMT14_SHUFFLE_SEED)][:WMT14_MAX_TRAIN]
+        train = [train[position] for position in dataset_permutation(len(train), WMT14_SHUFFLE_SEED)][:WMT14_MAX_TRAIN]
     rest = [instance for split in ("valid", "test") for instance in instances if instance.split == split]
     return _first_per_target(train) + rest
 

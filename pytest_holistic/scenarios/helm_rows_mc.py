@@ -340,12 +340,18 @@ class Reshaped:
         return str(inner()) if callable(inner) else "the source could be read"
 
 
+def dataset_permutation(count: int, seed: int) -> list[int]:
+    """The row order ``datasets`` draws with ``seed`` (``shuffle`` and ``train_test_split``): NumPy's
+    ``default_rng(seed).permutation(count)``."""
+    import numpy as np  # heavy: only when a scenario that shuffles is loaded
+
+    return [int(position) for position in np.random.default_rng(seed).permutation(count)]
+
+
 def held_out_indices(count: int, test_size: float = 0.8, seed: int = 42) -> tuple[list[int], list[int]]:
     """(train, test) row positions exactly as ``datasets.Dataset.train_test_split(test_size, seed=seed)`` picks them."""
-    import numpy as np  # heavy: only when a RAFT scenario is loaded
-
     n_test = math.ceil(test_size * count)
-    permutation = [int(position) for position in np.random.default_rng(seed).permutation(count)]
+    permutation = dataset_permutation(count, seed)
     return permutation[n_test:], permutation[:n_test]
 
 
