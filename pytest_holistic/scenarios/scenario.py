@@ -58,6 +58,8 @@ class Scenario:
     ) -> None:
         self.name = name
         self.helm = helm
+        if helm_group is not None and (not isinstance(helm_group, str) or not helm_group.strip()):
+            raise ScenarioError(f"Scenario({name!r}, helm_group={helm_group!r}): give the HELM run group's name as text")
         self.helm_group = helm_group or name
         self.split = split
         self.train_split = train_split
