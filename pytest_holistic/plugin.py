@@ -150,25 +150,12 @@ def pytest_runtest_makereport(
     return report
 
 
-def pytest_exception_interact(
-    node: pytest.Item | pytest.Collector, call: pytest.CallInfo[object], report: pytest.CollectReport | pytest.TestReport
-) -> None:
-    """A user mistake met while a suite module is imported (a bad ``Scenario(...)`` at its top): one line, no traceback."""
-    if isinstance(report, pytest.CollectReport) and call.excinfo is not None:
-        from .errors import UserError
-
-        if call.excinfo.errisinstance(UserError):
-            report.longrepr = _user_error_line(call.excinfo)
-
-
 def _user_error_line(excinfo: pytest.ExceptionInfo[BaseException]) -> str:
     """A user mistake met inside a test (a bad model behind ``holistic_model``): one line and where, no traceback."""
     from .printable import printable
 
     package = Path(__file__).parent
-    outside = [  # the user's own files (not the package's, nor code a dataclass generated, "<string>")
-        entry for entry in excinfo.traceback if package not in Path(entry.path).parents and Path(entry.path).is_file()
-    ]
+    outside = [entry for entry in excinfo.traceback if package not in Path(entry.path).parents]
     where = f"{Path(outside[-1].path).name}:{outside[-1].lineno + 1}: " if outside else ""
     return printable(f"pytest-holistic: {where}{excinfo.value}")
 

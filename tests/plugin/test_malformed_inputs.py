@@ -730,33 +730,3 @@ def test_record_of_a_non_number_fails_the_item_in_one_line(pytester: pytest.Pyte
     _assert_clean(output)
     result.assert_outcomes(failed=1)
     _one_line(output, "test_it[fr]", (fragment,))
-
-
-@pytest.mark.parametrize(
-    ("declaration", "problem"),
-    [
-        ('Scenario("x", ROWS, helm_group=5)', "Scenario('x', helm_group=5): give the HELM run group's name as text"),
-        ('Scenario("x", ROWS, helm=HelmIds(()))', "HelmIds(splits=()) must name each split once, in HELM's order"),
-    ],
-)
-def test_a_bad_scenario_at_the_top_of_a_suite_module_is_one_line(
-    pytester: pytest.Pytester, declaration: str, problem: str
-) -> None:
-    """Raised while pytest imports the module, not in a hook of ours: still one line naming the file, no traceback."""
-    pytester.makepyfile(
-        test_bad=(
-            "import pytest\n"
-            "from pytest_holistic import Instance, Scenario\n"
-            "from pytest_holistic.scenarios.helm_ids import HelmIds\n"
-            'ROWS = [Instance(id="a", input="q", references=("a",))]\n'
-            f"scenario = {declaration}\n"
-            "@pytest.mark.holistic(scenario)\n"
-            "def test_it(completion):\n"
-            "    pass\n"
-        )
-    )
-    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", timeout=120)
-    output = result.stdout.str() + result.stderr.str()
-    assert result.ret == 2
-    assert f"pytest-holistic: test_bad.py:5: {problem}" in output
-    assert "Traceback" not in output and "scenario.py" not in output and "helm_ids.py" not in output
