@@ -22,7 +22,7 @@ from .. import _devices
 from .._hub import UNREACHABLE, offline, unreachable_hub
 from ..builtin_options import STRATEGIES
 from ..errors import ModelLoadError, ModelOutputError, error_line
-from . import chat_template, hf_batching, prefix_sharing, scoring
+from . import chat_template, hf_batching, hf_packed, prefix_sharing, scoring
 from .hf_seq2seq import EncoderDecoderPaths, decoder_start
 from .base import (
     BatchStreaming,
@@ -316,6 +316,7 @@ class HFModel(BatchStreaming):
         self._sharing_checked: set[str] = set()  # request kinds whose first shared batch matched the unshared one
         self._packed_checked = False  # packed scoring is checked against full sequences on its first batch
         self.token_budget: int | None = None
+        self._memory_share = 0.0
         self.batch_size = max(1, int(batch_size)) if batch_size else self._auto_batch_size()
         # Decoding one token at a time is memory-bound, so generation gains from wider batches (3x at 32 vs 1 on CPU).
         self.generation_batch_size = self.batch_size if batch_size else (256 if self.device.type == "cuda" else 32)
@@ -359,7 +360,9 @@ class HFModel(BatchStreaming):
             raise ModelLoadError(f"unknown scoring strategy {asked!r}; use one of {', '.join(STRATEGIES)}")
         self.strategy = self._pick_strategy(asked)
         self._packed_checked = False
-        self._record({"scoring": self.strategy})
+        self._record({"scoring": self.strategy}, drop=("scoring_fallback",))
+        if self.prefix_sharing != "off" and "prefix_sharing_method" in self.info.details:
+            self._record({"prefix_sharing_method": self._sharing_method()})
 
     def use_prefix_sharing(self, mode: str) -> None:
         """Share token prefixes across requests: ``auto`` (on CPU, when it saves work, after a first check), ``on`` or ``off``."""
@@ -367,19 +370,30 @@ class HFModel(BatchStreaming):
             raise ModelLoadError(f"unknown prefix sharing mode {mode!r}; use auto, on or off")
         self.prefix_sharing = mode
         self._sharing_checked.clear()
-        self._record({"prefix_sharing": mode}, drop=("prefix_sharing_fallback",))
-        if mode == "auto" and self.device.type == "cuda":
-            # Measured on an H200 (random-weight 1.7B Llama, bfloat16): the core suite at -n 4 took 239 s of model time
-            # shared against 206 s unshared, BoolQ + IMDB at -n 0 11.2 s against 4.5 s. Prefill is cheap there;
-            # splicing a prefix's keys and values into every row is not.
-            self._record(
-                {"prefix_sharing_fallback": "auto shares on CPU only: on a GPU whole requests measured faster (use on to force it)"}
-            )
-            self.prefix_sharing = "off"
-        elif mode != "off":
+        self._record({"prefix_sharing": mode}, drop=("prefix_sharing_fallback", "prefix_sharing_method"))
+        if mode != "off":
             reason = prefix_sharing.sharable(self.model)
             if reason is not None:
                 self._sharing_unavailable(reason)
+                return
+            self._record({"prefix_sharing_method": self._sharing_method()})
+
+    def _splices(self) -> bool:
+        """Whether requests computed outside packed rows share prefixes by splicing their keys and values into each
+        row: under ``on``, and under ``auto`` on CPU only. On an H200 (random-weight 1.7B Llama, bfloat16) the splice
+        made the core suite at -n 4 slower (239 s of model time against 206 s) and BoolQ + IMDB at -n 0 too (11.2 s
+        against 4.5 s): prefill is cheap there, copying a prefix's cache into every row is not."""
+        return self.prefix_sharing == "on" or (self.prefix_sharing == "auto" and self.device.type != "cuda")
+
+    def _sharing_method(self) -> str:
+        """How prefixes are shared, for the details: inside packed passes, by splicing caches, or both."""
+        inside = "log-likelihood inside packed passes" if self.strategy == "packed" else ""
+        spliced = "a spliced key/value cache" if self._splices() else ""
+        if inside and spliced:
+            return f"{inside}; generation from {spliced}"
+        if inside:
+            return f"{inside}; generation whole (auto on a GPU: use on to splice caches)"
+        return spliced or "none under auto on a GPU with this scoring strategy (use on, or --holistic-scoring packed)"
 
     def _sharing_unavailable(self, reason: str) -> None:
         """Compute every request whole from now on, and say why in the model details."""
@@ -423,7 +437,8 @@ class HFModel(BatchStreaming):
         process's share of the device memory (free memory split between the xdist workers that share the GPU,
         each of which holds its own copy of the weights) divided by what one token costs: its activations
         (hidden and MLP states, a few times over), its keys/values, and float32 log-probabilities over the
-        vocabulary for the positions scored. An estimate, so out-of-memory errors still halve the batch.
+        vocabulary for the positions scored. An estimate: packed scoring measures a token's cost on its first
+        batch and sets the budget from that (:mod:`.hf_packed`), and out-of-memory errors still halve the batch.
         """
         if self.device.type != "cuda":
             return 8
@@ -440,9 +455,13 @@ class HFModel(BatchStreaming):
         weights = sum(p.numel() * p.element_size() for p in self.model.parameters())
         sharers = _devices.sharing_workers()
         # Workers that have not loaded yet will take their weights from what is free now.
-        share = min(free, total * 0.9 - sharers * weights) / sharers
-        self.token_budget = int(max(2048, share * 0.6 // per_token))
+        self._memory_share = min(free, total * 0.9 - sharers * weights) / sharers
+        self.token_budget = int(max(2048, self._memory_share * 0.6 // per_token))
         return 1024
+
+    def memory_share(self) -> float:
+        """This worker's share of the device memory for activations, as the load found it (bytes; 0 on CPU)."""
+        return self._memory_share
 
     @classmethod
     def load(
@@ -542,7 +561,13 @@ class HFModel(BatchStreaming):
         """
         pairs = [self._pair(request) for request in requests]
         indices = list(range(len(requests)))
-        if self.prefix_sharing != "off":
+        if self.strategy == "packed":
+            reason = prefix_sharing.sharable(self.model)  # a 4-D mask replaces what a sliding window would apply
+            if reason is None:
+                yield from hf_packed.loglikelihood(self, requests, pairs, indices)
+                return
+            self._fall_back(reason)
+        if self._splices():
             shared = self._shared.loglikelihood(requests, pairs)
             if shared is not None:
                 yield from shared
@@ -614,21 +639,14 @@ class HFModel(BatchStreaming):
                 return self._scorer.score("shared", request), members
             except (AttributeError, NotImplementedError, TypeError):
                 self._fall_back("its key/value cache cannot be re-indexed")
-        elif self.strategy == "packed" and not self._packed_checked:
-            scores = self._scorer.score("packed", request)
-            reference = self._scorer.score("full", request)
-            self._packed_checked = True
-            tolerance = 1e-3 if self._scorer.dtype.itemsize >= 4 else 0.1
-            if any(abs(a - b) > tolerance * max(1.0, abs(b)) for a, b in zip(scores.logprobs, reference.logprobs)):
-                self._fall_back("it does not honour a block attention mask")
-                return reference, members
-            return scores, members
         return self._scorer.score(self.strategy, request), members
 
     def _fall_back(self, reason: str) -> None:
         """Score one full sequence per request from now on (always correct), and say why in the model details."""
         self._record({"scoring": "full", "scoring_fallback": f"{self.strategy} scoring unavailable: {reason}"})
         self.strategy = "full"
+        if "prefix_sharing_method" in self.info.details:
+            self._record({"prefix_sharing_method": self._sharing_method()})
 
     def _shrink(self, size: int, error: BaseException) -> None:
         """Halve the scoring batch (contexts and token budget) after running out of device memory."""
@@ -686,7 +704,7 @@ class HFModel(BatchStreaming):
             budget = min(max_tokens, self.max_length - 1)
             encoded = {i: self._encode(self.prompt_text(requests[i].prompt)) or [self.start_id] for i in indices}
             prompts = {i: tokens[-(self.max_length - budget) :] for i, tokens in encoded.items()}
-            if self.prefix_sharing != "off" and temperature == 0:
+            if self._splices() and temperature == 0:
                 shared = self._shared.generation(indices, prompts, budget, stop)
                 if shared is not None:
                     for batch in shared:

@@ -7,13 +7,16 @@ differ only in how the model sees them:
   (the cache re-indexed to one row per continuation). Two passes; the context is computed once.
 - ``full``: one right-padded row per continuation (context + continuation), with the LM head applied only
   to the scored positions. One pass; the context is computed once per continuation.
-- ``packed``: one row per context holding the context once and every continuation after it, with a block
-  attention mask (each continuation sees the context and itself) and position ids that restart at the
-  context's end. One pass; the context is computed once.
+- ``packed``: rows of token trees (:mod:`.tree_packing`): a context once and every continuation after it,
+  each seeing its context and itself through a mask built on the device, position ids that restart at the
+  context's end. One pass; the context is computed once. A :class:`ScoreBatch` packs one row per context; the
+  backend's packed path (:mod:`.hf_packed`) packs a whole call's requests, several contexts to a row, and
+  computes the prefixes they share once when prefix sharing is on.
 
-Whatever the strategy, the scored rows of logits are reduced on the device in one go (log-sum-exp per row,
-target logits by index, per-request sums by ``index_add``, greedy check by ``argmax``) and one small tensor
-per batch goes to the host: no per-request tensor work and one device sync per batch.
+Whatever the strategy, the scored rows of logits are reduced on the device in one go (log-sum-exp per distinct
+scored position, in float32 from a float32 LM head, target logits by index, per-request sums by ``index_add``,
+greedy check by ``argmax``). The indices go to the device in one transfer and one small tensor per batch comes
+back: no per-request tensor work and one device sync per batch.
 """
 
 from __future__ import annotations
@@ -21,6 +24,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
+
+from .tree_packing import PackedRow, TreeRequest, pack
 
 Strategy = Literal["shared", "full", "packed"]
 
@@ -149,43 +154,58 @@ class Scorer:
         return self._score_positions(ids, mask, None, flat, targets, owner, len(members))
 
     def _packed(self, batch: ScoreBatch) -> Scores:
+        """One row per context: the context once, every continuation after it (a tree of depth one, see
+        :mod:`.tree_packing`); members come back in batch order."""
+        requests = [
+            TreeRequest(tuple(batch.contexts[m.row]) + tuple(m.continuation[:-1]), len(batch.contexts[m.row]) - 1, tuple(m.continuation), (m.row,))
+            for m in batch.members
+        ]
+        rows = pack(requests, cap=None)  # a group, hence a row, per context
+        packed = self.score_rows(rows, requests)
+        order = [index for row in rows for index in row.members]
+        logprobs, greedy = [0.0] * len(order), [False] * len(order)
+        for position, index in enumerate(order):
+            logprobs[index], greedy[index] = packed.logprobs[position], packed.greedy[position]
+        return Scores(logprobs, greedy)
+
+    def score_rows(self, rows: Sequence[PackedRow], requests: Sequence[TreeRequest]) -> Scores:
+        """Scores of the rows' members (row by row, each row's members in order) from one forward pass.
+
+        The host builds every index the pass needs and sends them in one transfer; the mask is built on the
+        device from each column's subtree end; logits are taken at the distinct scored columns only.
+        """
         import torch
 
-        members = batch.members
-        layout: list[list[int]] = [list(context) for context in batch.contexts]
-        positions: list[list[int]] = [list(range(len(context))) for context in batch.contexts]
-        spans: list[tuple[int, int, int]] = []  # (row, first column, length) of each continuation's fed tokens
-        for m in members:
-            fed = list(m.continuation[:-1])
-            spans.append((m.row, len(layout[m.row]), len(fed)))
-            end = len(batch.contexts[m.row])
-            layout[m.row] += fed
-            positions[m.row] += range(end, end + len(fed))
-        width = max(len(row) for row in layout)
-        ids, _ = self._pad(layout, left=False, width=width)
-        position_ids = torch.zeros((len(layout), width), dtype=torch.long)
-        for r, placed in enumerate(positions):
-            position_ids[r, : len(placed)] = torch.tensor(placed)
-        # Segment of each column: 0 the context, i + 1 the i-th continuation of the row, -1 padding.
-        segment = torch.full((len(layout), width), -1, dtype=torch.long)
-        for r, context in enumerate(batch.contexts):
-            segment[r, : len(context)] = 0
-        for number, (row, first, length) in enumerate(spans, start=1):
-            segment[row, first : first + length] = number
-        query, key = segment[:, :, None], segment[:, None, :]
-        causal = torch.ones(width, width, dtype=torch.bool).tril()[None]
-        allowed = causal & ((key == 0) | (key == query)) & (query >= 0) & (key >= 0)
-        allowed |= torch.eye(width, dtype=torch.bool)[None]  # a padding row attends to itself, so softmax stays finite
-        dtype = self.dtype
-        mask = torch.zeros(allowed.shape, dtype=dtype).masked_fill(~allowed, torch.finfo(dtype).min)[:, None]
-        flat, targets, owner = [], [], []
-        for r, (m, (row, first, length)) in enumerate(zip(members, spans)):
-            scored = [len(batch.contexts[row]) - 1, *range(first, first + length)]
-            for column, token in zip(scored, m.continuation):
-                flat.append(row * width + column)
-                targets.append(token)
-                owner.append(r)
-        return self._score_positions(ids, mask, position_ids, flat, targets, owner, len(members))
+        width = max(row.width for row in rows)
+        ids: list[int] = []
+        depth: list[int] = []
+        end: list[int] = []
+        flat: list[int] = []
+        targets: list[int] = []
+        owner: list[int] = []
+        members = 0
+        for r, row in enumerate(rows):
+            padding = width - row.width
+            ids += [*row.tokens, *[self.pad_id] * padding]
+            depth += [*row.depth, *[0] * padding]
+            end += [*row.end, *range(row.width + 1, width + 1)]  # a padding column sees itself only
+            for index, columns in zip(row.members, row.scored):
+                flat += [r * width + column for column in columns]
+                targets += requests[index].targets
+                owner += [members] * len(columns)
+                members += 1
+        with torch.inference_mode():
+            device = self.device
+            distinct, inverse = distinct_rows(flat)
+            sizes = [len(ids), len(depth), len(end), len(distinct), len(inverse), len(targets), len(owner)]
+            moved = one_transfer([*ids, *depth, *end, *distinct, *inverse, *targets, *owner], device)
+            ids_d, depth_d, end_d, distinct_d, inverse_d, targets_d, owner_d = moved.split(sizes)
+            shape = (len(rows), width)
+            mask = tree_mask(end_d.view(shape), self.dtype)
+            inputs = {"input_ids": ids_d.view(shape), "attention_mask": mask, "position_ids": depth_d.view(shape)}
+            table = self._logits_at(inputs, distinct_d)
+            sums, misses = reduce_table(table, inverse_d, targets_d, owner_d, members)
+            return to_host(sums, misses)
 
     # -- shared pieces ----------------------------------------------------------------------------------
 
@@ -193,25 +213,25 @@ class Scorer:
         self, ids: Any, mask: Any, position_ids: Any, flat: list[int], targets: list[int], owner: list[int], count: int
     ) -> Scores:
         """Run the rows, apply the LM head at the scored positions only, and reduce them per request."""
-        import torch
-
         device = self.device
-        index = torch.tensor(flat, device=device)
+        distinct, inverse = distinct_rows(flat)
+        moved = one_transfer([*distinct, *inverse, *targets, *owner], device)
+        distinct_d, inverse_d, targets_d, owner_d = moved.split([len(distinct), len(inverse), len(targets), len(owner)])
         inputs: dict[str, Any] = {"input_ids": ids.to(device), "attention_mask": mask.to(device)}
         if position_ids is not None:
             inputs["position_ids"] = position_ids.to(device)
+        table = self._logits_at(inputs, distinct_d)
+        sums, misses = reduce_table(table, inverse_d, targets_d, owner_d, count)
+        return to_host(sums, misses)
+
+    def _logits_at(self, inputs: dict[str, Any], positions: Any) -> Any:
+        """Float32 logits at ``positions`` of the flattened rows: the LM head applied there only when it can be split."""
         head = self._split()
         if head is not None:
             decoder, lm_head = head
             hidden = decoder(**inputs, use_cache=False).last_hidden_state
-            logits = lm_head(hidden.flatten(0, 1).index_select(0, index))
-            picked = torch.arange(len(flat), device=device)
-        else:
-            logits = self.model(**inputs, use_cache=False).logits.flatten(0, 1)
-            picked = index
-        target = torch.tensor(targets, device=device)
-        sums, misses = reduce_rows(logits, picked, target, torch.tensor(owner, device=device), count)
-        return to_host(sums, misses)
+            return float32_head(lm_head, hidden.flatten(0, 1).index_select(0, positions))
+        return self.model(**inputs, use_cache=False).logits.flatten(0, 1).index_select(0, positions).float()
 
     def head_split(self) -> tuple[Any, Any] | None:
         """(decoder, LM head) when the head may be applied to chosen positions only, else None (checked once)."""
@@ -302,15 +322,64 @@ def reduce_rows(logits: Any, rows: Any, targets: Any, owners: Any, count: int) -
     import torch
 
     distinct, inverse = torch.unique(rows, return_inverse=True)
-    table = logits.index_select(0, distinct).float()
+    return reduce_table(logits.index_select(0, distinct).float(), inverse, targets, owners, count)
+
+
+def reduce_table(table: Any, inverse: Any, targets: Any, owners: Any, count: int) -> tuple[Any, Any]:
+    """Per-request sums of log P(target) and argmax misses from float32 ``table`` (one row per distinct scored
+    position; ``inverse`` maps each scored token to its row). Sums are float64, each request's tokens added in order,
+    whichever path computed the table, so paths differ only by what the model computed."""
+    import torch
+
     normaliser = torch.logsumexp(table, dim=-1)
     best = table.argmax(dim=-1)
     chosen = table[inverse, targets] - normaliser[inverse]
-    sums = torch.zeros(count, dtype=torch.float64, device=logits.device).index_add_(0, owners, chosen.double())
-    misses = torch.zeros(count, dtype=torch.float64, device=logits.device).index_add_(
+    sums = torch.zeros(count, dtype=torch.float64, device=table.device).index_add_(0, owners, chosen.double())
+    misses = torch.zeros(count, dtype=torch.float64, device=table.device).index_add_(
         0, owners, (best[inverse] != targets).double()
     )
     return sums, misses
+
+
+def distinct_rows(flat: Sequence[int]) -> tuple[list[int], list[int]]:
+    """The distinct values of ``flat`` in first-seen order, and each entry's index among them (on the host, so the
+    device never waits on a ``unique``): a position shared by several requests gets one row of logits."""
+    where: dict[int, int] = {}
+    inverse = [where.setdefault(value, len(where)) for value in flat]
+    return list(where), inverse
+
+
+def one_transfer(values: list[int], device: Any) -> Any:
+    """``values`` as one int64 tensor on ``device``: a single copy (from pinned memory, not waited on, on a GPU)."""
+    import torch
+
+    host = torch.tensor(values, dtype=torch.long)
+    if getattr(device, "type", str(device)) == "cuda":
+        return host.pin_memory().to(device, non_blocking=True)
+    return host.to(device)
+
+
+def tree_mask(end: Any, dtype: Any) -> Any:
+    """Additive (rows, 1, q, k) mask of packed token trees: query ``q`` sees key ``k`` when ``k <= q < end[k]``
+    (``k`` is ``q`` or one of its ancestors in pre-order); elsewhere the dtype's minimum."""
+    import torch
+
+    width = end.shape[-1]
+    columns = torch.arange(width, device=end.device)
+    query, key = columns[None, :, None], columns[None, None, :]
+    allowed = (key <= query) & (query < end[:, None, :])
+    return torch.zeros(allowed.shape, dtype=dtype, device=end.device).masked_fill_(~allowed, torch.finfo(dtype).min)[:, None]
+
+
+def float32_head(lm_head: Any, hidden: Any) -> Any:
+    """Logits of ``hidden`` in float32: a linear head's product computed in float32 from 16-bit states, so the
+    logits a sum is taken over carry no 16-bit rounding (about 0.4% of a logit's size in bfloat16)."""
+    import torch
+
+    if hidden.dtype != torch.float32 and isinstance(lm_head, torch.nn.Linear):
+        bias = lm_head.bias.float() if lm_head.bias is not None else None
+        return torch.nn.functional.linear(hidden.float(), lm_head.weight.float(), bias)
+    return lm_head(hidden).float()
 
 
 def to_host(sums: Any, misses: Any) -> Scores:

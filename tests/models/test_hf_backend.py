@@ -279,7 +279,7 @@ def test_the_cache_variant_is_predicted_without_loading_and_matches_the_load(tin
     assert backend.load().info.variant == identity.variant == expected_variant("auto", "auto")
 
 
-@pytest.mark.parametrize("strategy", ["shared", "full", "packed"])
+@pytest.mark.parametrize("strategy", ["shared", "full"])
 def test_a_token_budget_bounds_every_batch_and_changes_no_score(model: HFModel, strategy: str) -> None:
     from pytest_holistic.models import scoring
 

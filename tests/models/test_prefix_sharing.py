@@ -69,9 +69,10 @@ def loaded(tiny_gpt2: Path) -> HFModel:
     return HFModel.load(str(tiny_gpt2), device="cpu", dtype="float32")
 
 
-def _with(model: HFModel, batch_size: int, sharing: str) -> HFModel:
+def _with(model: HFModel, batch_size: int, sharing: str, strategy: str = "auto") -> HFModel:
     model.batch_size = model.generation_batch_size = batch_size
     model._shared.rows = batch_size
+    model.use_strategy(strategy)
     model.use_prefix_sharing(sharing)
     model.info = model.info.with_details(drop=("prefix_shared_tokens",))
     return model
@@ -90,13 +91,19 @@ def _same(shared: list[Completion], whole: list[Completion]) -> None:
 
 @pytest.mark.parametrize("method", METHODS)
 @pytest.mark.parametrize("batch_size", [1, 7, 64])
-def test_every_adapter_gets_the_unshared_answers(loaded: HFModel, method: str, batch_size: int) -> None:
-    whole, details = _answers(_with(loaded, batch_size, "off"), method)
+@pytest.mark.parametrize("strategy", ["shared", "packed"])
+def test_every_adapter_gets_the_unshared_answers(loaded: HFModel, method: str, batch_size: int, strategy: str) -> None:
+    """Sharing by a spliced cache (the shared strategy) and inside packed rows (token trees) against one whole
+    sequence per request."""
+    whole, details = _answers(_with(loaded, batch_size, "off", "full"), method)
     assert "prefix_shared_tokens" not in details
+    unshared, _ = _answers(_with(loaded, batch_size, "off", strategy), method)
+    _same(unshared, whole)
     for sharing in ("on", "auto"):
-        shared, details = _answers(_with(loaded, batch_size, sharing), method)
+        shared, details = _answers(_with(loaded, batch_size, sharing, strategy), method)
         _same(shared, whole)
         assert details["prefix_sharing"] == sharing and "prefix_sharing_fallback" not in details
+        assert details["scoring"] == strategy and "scoring_fallback" not in details
         if method != "language_modeling":  # the others repeat instructions and examples in every request
             assert details["prefix_shared_tokens"] > 0
 
@@ -145,17 +152,22 @@ def test_sliding_window_models_are_not_shared(loaded: HFModel, monkeypatch: pyte
     assert _with(loaded, 7, "on").prefix_sharing == "on" and "prefix_sharing_fallback" not in loaded.info.details
 
 
-def test_auto_leaves_sharing_off_on_a_gpu_and_on_forces_it(loaded: HFModel, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_auto_on_a_gpu_shares_inside_packed_rows_and_splices_only_when_on(loaded: HFModel, monkeypatch: pytest.MonkeyPatch) -> None:
     import torch
 
     monkeypatch.setattr(loaded, "device", torch.device("cuda"))  # only the device's kind is read here
-    model = _with(loaded, 7, "auto")
-    assert model.prefix_sharing == "off"
-    assert model.info.details["prefix_sharing"] == "auto"
-    assert model.info.details["prefix_sharing_fallback"].startswith("auto shares on CPU only")
-    assert _with(loaded, 7, "on").prefix_sharing == "on" and "prefix_sharing_fallback" not in loaded.info.details
+    model = _with(loaded, 7, "auto", "packed")
+    assert model.prefix_sharing == "auto" and not model._splices()
+    assert model.info.details["prefix_sharing_method"] == (
+        "log-likelihood inside packed passes; generation whole (auto on a GPU: use on to splice caches)"
+    )
+    model = _with(loaded, 7, "on", "packed")
+    assert model._splices() and "prefix_sharing_fallback" not in model.info.details
+    assert model.info.details["prefix_sharing_method"] == "log-likelihood inside packed passes; generation from a spliced key/value cache"
+    assert not _with(loaded, 7, "auto", "shared")._splices()
     monkeypatch.setattr(loaded, "device", torch.device("cpu"))
-    assert _with(loaded, 7, "auto").prefix_sharing == "auto"
+    model = _with(loaded, 7, "auto")
+    assert model._splices() and model.info.details["prefix_sharing_method"] == "a spliced key/value cache"
 
 
 def test_a_nan_while_sharing_is_the_requests_error_not_a_fallback(loaded: HFModel, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -1,0 +1,158 @@
+"""The transformers backend's packed scoring (``--holistic-scoring packed``, the default on a GPU), for a whole call.
+
+A call's log-likelihood requests are laid out as token trees in packed rows (:mod:`.tree_packing`): several
+contexts to a row, each context once for all its continuations, and with prefix sharing on (``auto`` or ``on``)
+every prefix the requests share (instructions, in-context examples) once for the call, inside the same forward
+pass as the suffixes that attend to it. Rows are sorted by width and cut into batches of at most so many rows and
+padded tokens; a batch that runs out of device memory is retried at half the size.
+
+The first batch is checked against one full sequence per request: a model that does not honour a 4-D attention
+mask or position ids (its numbers differ) is scored with full sequences from then on, and the details say why.
+On a GPU the first batch also measures what a token costs in device memory (the peak over the batch, mask and
+logits included), and the token budget is set from that measurement instead of the estimate the load made.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from typing import Any, Protocol
+
+from . import hf_batching, scoring
+from .base import LoglikelihoodRequest, LoglikelihoodResult, ModelInfo
+from .tree_packing import PackedRow, TreeRequest, fed_tokens, pack, row_cap
+
+TokenPair = tuple[list[int], list[int], int]
+"""A log-likelihood request in tokens: context, continuation, and the context tokens cut from the left."""
+
+BUDGET_FILL = 0.8
+"""The fraction of a worker's memory share a measured token budget plans to fill (room for fragmentation)."""
+
+
+class PackedOwner(Protocol):
+    """What the packed path uses of the :class:`.hf.HFModel` it belongs to."""
+
+    info: ModelInfo
+    device: Any
+    batch_size: int
+    token_budget: int | None
+    prefix_sharing: str
+    _scorer: scoring.Scorer
+    _packed_checked: bool
+
+    def _record(self, changes: Mapping[str, Any], drop: Iterable[str] = ()) -> None: ...
+
+    def _shrink(self, size: int, error: BaseException) -> None: ...
+
+    def _fall_back(self, reason: str) -> None: ...
+
+    def memory_share(self) -> float: ...
+
+    def _loglikelihood_results(
+        self,
+        requests: Sequence[LoglikelihoodRequest],
+        pairs: list[TokenPair],
+        members: Sequence[int],
+        scores: scoring.Scores,
+        elapsed: float,
+    ) -> list[tuple[int, LoglikelihoodResult]]: ...
+
+    def _plain_loglikelihood(
+        self, requests: Sequence[LoglikelihoodRequest], pairs: list[TokenPair], indices: Sequence[int]
+    ) -> Iterator[list[tuple[int, LoglikelihoodResult]]]: ...
+
+
+def tree_requests(pairs: Sequence[TokenPair], indices: Sequence[int], share: bool) -> list[TreeRequest]:
+    """The requests at ``indices`` as trie sequences: all in one group when sharing, else a group per context."""
+    requests = []
+    for index in indices:
+        context, continuation, _ = pairs[index]
+        fed = (*context, *continuation[:-1])
+        requests.append(TreeRequest(fed, len(context) - 1, tuple(continuation), () if share else tuple(context)))
+    return requests
+
+
+def unshared_tokens(requests: Sequence[TreeRequest]) -> int:
+    """Tokens a layout computing each context once (and every prefix shared across contexts again) would hold."""
+    contexts: dict[tuple[int, ...], int] = {}
+    tails = 0
+    for request in requests:
+        contexts[request.fed[: request.first + 1]] = request.first + 1
+        tails += len(request.fed) - request.first - 1
+    return sum(contexts.values()) + tails
+
+
+def loglikelihood(
+    owner: PackedOwner, requests: Sequence[LoglikelihoodRequest], pairs: list[TokenPair], indices: Sequence[int]
+) -> Iterator[list[tuple[int, LoglikelihoodResult]]]:
+    """Results batch by batch, the requests at ``indices`` scored as packed token trees."""
+    share = owner.prefix_sharing != "off"
+    trees = tree_requests(pairs, indices, share)
+    rows = sorted(pack(trees, row_cap(trees)), key=lambda row: -row.width)
+    if share:
+        saved = unshared_tokens(trees) - fed_tokens(rows)
+        owner._record({"prefix_shared_tokens": int(owner.info.details.get("prefix_shared_tokens", 0)) + saved})
+
+    def batch_at(start: int) -> list[PackedRow]:
+        return hf_batching.next_batch(rows, start, owner.batch_size, owner.token_budget, padded_size)
+
+    def run(batch: list[PackedRow]) -> tuple[scoring.Scores, float]:
+        started = time.perf_counter()
+        scores = _measured(owner, batch, lambda: owner._scorer.score_rows(batch, trees))
+        return scores, time.perf_counter() - started
+
+    done: set[int] = set()
+    for batch, (scores, seconds) in hf_batching.halving_batches(len(rows), batch_at, run, owner._shrink):
+        members = [indices[member] for row in batch for member in row.members]
+        reference = None if owner._packed_checked else _checked(owner, pairs, members, scores)
+        yield owner._loglikelihood_results(requests, pairs, members, reference or scores, seconds / len(members))
+        done.update(members)
+        if reference is not None:
+            rest = [i for i in indices if i not in done]
+            if rest:
+                yield from owner._plain_loglikelihood(requests, pairs, rest)
+            return
+
+
+def padded_size(rows: Sequence[PackedRow]) -> int:
+    """Tokens a batch of rows feeds the model, padding included: rows times the widest."""
+    return len(rows) * max(row.width for row in rows)
+
+
+def _checked(owner: PackedOwner, pairs: list[TokenPair], members: list[int], packed: scoring.Scores) -> scoring.Scores | None:
+    """The first batch against one full sequence per request: None when they agree, else the full scores (and
+    full sequences from now on)."""
+    contexts = list(dict.fromkeys(tuple(pairs[i][0]) for i in members))
+    row_of = {context: row for row, context in enumerate(contexts)}
+    batch = scoring.ScoreBatch(contexts, [scoring.Member(row_of[tuple(pairs[i][0])], pairs[i][1]) for i in members])
+    reference = owner._scorer.score("full", batch)
+    owner._packed_checked = True
+    tolerance = 1e-3 if owner._scorer.dtype.itemsize >= 4 else 0.1
+    if any(abs(a - b) > tolerance * max(1.0, abs(b)) for a, b in zip(packed.logprobs, reference.logprobs)):
+        owner._fall_back("it does not honour a tree attention mask and position ids")
+        return reference
+    return None
+
+
+def _measured(owner: PackedOwner, batch: list[PackedRow], run: Any) -> scoring.Scores:
+    """``run()``; on a GPU whose token budget is still the load's estimate, the batch's peak memory per token
+    sets the budget (:func:`measured_budget`) and the details record it."""
+    if owner.device.type != "cuda" or owner.token_budget is None or "token_bytes_measured" in owner.info.details:
+        return run()  # type: ignore[no-any-return]
+    import torch
+
+    torch.cuda.synchronize(owner.device)
+    torch.cuda.reset_peak_memory_stats(owner.device)
+    before = torch.cuda.memory_allocated(owner.device)
+    scores = run()
+    peak = torch.cuda.max_memory_allocated(owner.device)
+    per_token = max(1.0, (peak - before) / padded_size(batch))
+    owner.token_budget = measured_budget(owner.memory_share(), per_token, max(row.width for row in batch))
+    owner._record({"token_budget": owner.token_budget, "token_bytes_measured": round(per_token)})
+    return scores  # type: ignore[no-any-return]
+
+
+def measured_budget(share_bytes: float, bytes_per_token: float, widest: int) -> int:
+    """Padded tokens per pass that fill ``BUDGET_FILL`` of a worker's memory share at the measured cost per token
+    (never less than the widest row, which must run)."""
+    return max(widest, int(share_bytes * BUDGET_FILL // bytes_per_token))
