@@ -46,7 +46,7 @@ PREFIX_SHARING = Option(
     "--holistic-prefix-sharing",
     "transformers models: compute the token prefixes a shard's prompts share (instructions, in-context "
     "examples) once and run only each request's own suffix (auto, the default: on CPU, when it saves work and a "
-    "first check against the unshared computation agrees; on a GPU, off; on; off)",
+    "first check against the unshared computation agrees; on a GPU, inside packed scoring passes only; on; off)",
     one_of(("auto", "on", "off"), "auto"),
     choices=("auto", "on", "off"),
 )
