@@ -77,9 +77,11 @@ class EncoderDecoderOwner(Protocol):
 
     def _encoder_tokens(self: EncoderDecoderOwner, text: str, *, templated: bool = False) -> list[int]: ...
 
-    def _continuation_tokens(self, request: LoglikelihoodRequest) -> list[int]: ...
+    def _continuation_tokens(self, request: LoglikelihoodRequest, encoded: Mapping[str, list[int]] | None = None) -> list[int]: ...
 
-    def _pair(self: EncoderDecoderOwner, request: LoglikelihoodRequest) -> tuple[list[int], list[int], int]: ...
+    def _pair(
+        self: EncoderDecoderOwner, request: LoglikelihoodRequest, encoded: Mapping[str, list[int]] | None = None
+    ) -> tuple[list[int], list[int], int]: ...
 
     def _shrink(self, size: int, error: BaseException) -> None: ...
 
@@ -139,13 +141,16 @@ class EncoderDecoderPaths:
         tokens = list(self.tokenizer(text, add_special_tokens=not templated)["input_ids"])
         return tokens or [self.eos_id if self.eos_id is not None else self.start_id]
 
-    def _pair(self: EncoderDecoderOwner, request: LoglikelihoodRequest) -> tuple[list[int], list[int], int]:
+    def _pair(
+        self: EncoderDecoderOwner, request: LoglikelihoodRequest, encoded: Mapping[str, list[int]] | None = None
+    ) -> tuple[list[int], list[int], int]:
         """(encoder input, continuation, encoder tokens dropped): the encoder input is cut from the left to the window.
 
         ``text_start`` changes nothing: the encoder input carries the tokenizer's special tokens in every case.
+        ``encoded`` (continuations already encoded, as the causal backend's) is read for the continuation only.
         """
         context = self._encoder_tokens(request.context)
-        continuation = self._continuation_tokens(request)
+        continuation = self._continuation_tokens(request, encoded)
         return context[-self.max_length :], continuation, max(0, len(context) - self.max_length)
 
     # -- log-likelihood ---------------------------------------------------------------------------------------
