@@ -8,8 +8,11 @@ in effect, and then compares the two reports (benchmarks/report_diff.py): every 
 value of every run, and every item's prompt, answer, log-probabilities (within --tolerance, default 1e-4) and
 scores, listing each difference. The timing metrics (runtime_s, throughput, tokens_per_s) are left out.
 
-usage: python benchmarks/bench_prefix_core.py [--model smollm2-135m|FOLDER] [--modes on,off] [-k EXPR] [-n N]
-                                              [--tolerance 1e-4] [-- EXTRA PYTEST ARGS]
+usage: python benchmarks/bench_prefix_core.py [--model smollm2-135m|FOLDER] [--modes on,off] [--scorings auto,auto]
+                                              [-k EXPR] [-n N] [--tolerance 1e-4] [-- EXTRA PYTEST ARGS]
+  --scorings gives each side its --holistic-scoring: ``--modes on,on --scorings packed,auto`` sets prefix sharing
+  inside packed passes beside the default's (a spliced cache on CPU); ``--modes on,off --scorings packed,packed``
+  measures what sharing saves inside packed passes.
   -k/-n and anything after ``--`` go to both pytest runs (e.g. ``-k "boolq or raft"`` for a quick check,
   ``-- --holistic-max-instances 20``). The whole suite takes about 20 minutes a side on 2 CPU cores.
   A checkout whose plugin lacks --holistic-prefix-sharing can still check the script with --modes off,off.
@@ -39,6 +42,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--model", default="smollm2-135m")
     parser.add_argument("--modes", default="on,off", help="the side measured and the side it is measured against")
+    parser.add_argument("--scorings", default="auto,auto", help="--holistic-scoring of each side")
     parser.add_argument("-k", dest="keyword", default=None, help="pytest -k expression for both runs")
     parser.add_argument("-n", dest="workers", default=None, help="pytest-xdist workers for both runs")
     parser.add_argument("--tolerance", type=float, default=1e-4, help="for log-probabilities and the metrics built on them")
@@ -46,14 +50,19 @@ def main() -> None:
     parser.add_argument("extra", nargs="*", help="after --: more pytest arguments for both runs")
     args = parser.parse_args()
     first_mode, second_mode = parse_modes(args.modes)
+    scorings = [part.strip() for part in args.scorings.split(",")]
+    if len(scorings) != 2:
+        raise SystemExit(f"--scorings {args.scorings!r}: give two strategies separated by a comma, e.g. packed,auto")
     extra = [*(["-k", args.keyword] if args.keyword else []), *(["-n", args.workers] if args.workers else []), *args.extra]
     supported = sharing_supported()
     WORK.mkdir(parents=True, exist_ok=True)
-    print(f"pytest {args.suite} {' '.join(extra)} on {args.model}, cold, sharing {first_mode} then {second_mode}", flush=True)
+    print(f"pytest {args.suite} {' '.join(extra)} on {args.model}, cold, sharing {first_mode} then {second_mode}, "
+          f"scoring {scorings[0]} then {scorings[1]}", flush=True)  # fmt: skip
     sides: list[Side] = []
-    for index, mode in enumerate((first_mode, second_mode), start=1):
+    for index, (mode, scoring) in enumerate(zip((first_mode, second_mode), scorings), start=1):
+        side_args = [*extra, "--holistic-scoring", scoring] if scoring != "auto" else extra
         sides.append(
-            run_side(f"{index}-{mode}", mode, [args.suite], WORK, model=model_arg(args.model), supported=supported, extra=extra)
+            run_side(f"{index}-{mode}-{scoring}", mode, [args.suite], WORK, model=model_arg(args.model), supported=supported, extra=side_args)
         )
         print(f"    {sides[-1].passed_line}", flush=True)
     first, second = sides
@@ -61,7 +70,7 @@ def main() -> None:
 
     print(f"\npytest {args.suite} (whole processes, cold caches)")
     for side in sides:
-        print(f"  sharing {side.mode:<4} wall {side.wall_s:8.1f} s   model {side.model_s:8.1f} s"
+        print(f"  {side.label:<12} wall {side.wall_s:8.1f} s   model {side.model_s:8.1f} s"
               f"{f' (busiest worker {side.model_max_s:.1f} s)' if side.workers > 1 else ''}   load {side.load_s:5.1f} s   "
               f"{side.requests} requests computed   report: {side.sharing_note()}")  # fmt: skip
     print(f"  model time {first.mode}/{second.mode}: {ratio(first.model_s, second.model_s)} (target <= 0.5x)   "
@@ -73,6 +82,7 @@ def main() -> None:
     results = {
         "suite": args.suite,
         "pytest_args": extra,
+        "scorings": scorings,
         "model": args.model,
         "sides": [side.to_data() for side in sides],
         "model_time_ratio": first.model_s / second.model_s if second.model_s > 0 else None,

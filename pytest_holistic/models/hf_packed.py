@@ -6,8 +6,9 @@ every prefix the requests share (instructions, in-context examples) once for the
 pass as the suffixes that attend to it. Rows are sorted by width and cut into batches of at most so many rows and
 padded tokens; a batch that runs out of device memory is retried at half the size.
 
-The first batch is checked against one full sequence per request: a model that does not honour a 4-D attention
-mask or position ids (its numbers differ) is scored with full sequences from then on, and the details say why.
+The first row of the first batch is checked against one full sequence per request: a model that does not honour
+a 4-D attention mask or position ids (its numbers differ) is scored with full sequences from then on, and the
+details say why.
 On a GPU the first batch also measures what a token costs in device memory (the peak over the batch, mask and
 logits included), and the token budget is set from that measurement instead of the estimate the load made.
 """
@@ -101,17 +102,13 @@ def loglikelihood(
         scores = _measured(owner, batch, lambda: owner._scorer.score_rows(batch, trees))
         return scores, time.perf_counter() - started
 
-    done: set[int] = set()
     for batch, (scores, seconds) in hf_batching.halving_batches(len(rows), batch_at, run, owner._shrink):
         members = [indices[member] for row in batch for member in row.members]
-        reference = None if owner._packed_checked else _checked(owner, pairs, members, scores)
-        yield owner._loglikelihood_results(requests, pairs, members, reference or scores, seconds / len(members))
-        done.update(members)
-        if reference is not None:
-            rest = [i for i in indices if i not in done]
-            if rest:
-                yield from owner._plain_loglikelihood(requests, pairs, rest)
+        if not owner._packed_checked and not _agrees(owner, pairs, members[: len(batch[0].members)], scores):
+            # Only ever the first batch of a model: nothing of this call has been yielded yet.
+            yield from owner._plain_loglikelihood(requests, pairs, indices)
             return
+        yield owner._loglikelihood_results(requests, pairs, members, scores, seconds / len(members))
 
 
 def padded_size(rows: Sequence[PackedRow]) -> int:
@@ -119,9 +116,10 @@ def padded_size(rows: Sequence[PackedRow]) -> int:
     return len(rows) * max(row.width for row in rows)
 
 
-def _checked(owner: PackedOwner, pairs: list[TokenPair], members: list[int], packed: scoring.Scores) -> scoring.Scores | None:
-    """The first batch against one full sequence per request: None when they agree, else the full scores (and
-    full sequences from now on)."""
+def _agrees(owner: PackedOwner, pairs: list[TokenPair], members: list[int], packed: scoring.Scores) -> bool:
+    """Whether the first row of the first batch (its members lead ``packed``) equals one full sequence per request;
+    if not, full sequences from now on. One row holds several contexts and the prefixes they share, which is
+    what a model that ignores the mask or the position ids gets wrong, and costs a fraction of the batch to check."""
     contexts = list(dict.fromkeys(tuple(pairs[i][0]) for i in members))
     row_of = {context: row for row, context in enumerate(contexts)}
     batch = scoring.ScoreBatch(contexts, [scoring.Member(row_of[tuple(pairs[i][0])], pairs[i][1]) for i in members])
@@ -130,8 +128,8 @@ def _checked(owner: PackedOwner, pairs: list[TokenPair], members: list[int], pac
     tolerance = 1e-3 if owner._scorer.dtype.itemsize >= 4 else 0.1
     if any(abs(a - b) > tolerance * max(1.0, abs(b)) for a, b in zip(packed.logprobs, reference.logprobs)):
         owner._fall_back("it does not honour a tree attention mask and position ids")
-        return reference
-    return None
+        return False
+    return True
 
 
 def _measured(owner: PackedOwner, batch: list[PackedRow], run: Any) -> scoring.Scores:
