@@ -98,18 +98,21 @@ class Scorer:
         import torch
 
         device = self.device
+        split = self._split()
+        run = split[0] if split is not None else self.model  # the decoder alone when the head can be applied apart
         ids, mask = self._pad(batch.contexts, left=True)
         positions = (mask.cumsum(-1) - 1).clamp(min=0)
-        first = self.model(
+        first = run(
             input_ids=ids.to(device),
             attention_mask=mask.to(device),
             position_ids=positions.to(device),
             use_cache=True,
-            logits_to_keep=1,
+            **({} if split is not None else {"logits_to_keep": 1}),
         )
         members = batch.members
         rows = torch.tensor([m.row for m in members], device=device)
-        head_logits = first.logits[:, -1]  # one row per context, shared by all its continuations
+        # One row per context, shared by all its continuations.
+        head_logits = float32_head(split[1], first.last_hidden_state[:, -1]) if split is not None else first.logits[:, -1].float()
         heads = torch.tensor([m.continuation[0] for m in members], device=device)
         owners = torch.arange(len(members), device=device)
         sums, misses = reduce_rows(head_logits, rows, heads, owners, len(members))
@@ -122,19 +125,22 @@ class Scorer:
             context_lengths = mask.sum(-1)[rows.cpu()]
             # Padding after a shorter continuation would run past the window (learned positions raise): park it at 0.
             tail_positions = (context_lengths[:, None] + torch.arange(longest - 1)[None, :]).masked_fill(tail_mask == 0, 0)
-            second = self.model(
+            second = run(
                 input_ids=tail_ids.to(device),
                 attention_mask=torch.cat([mask[rows.cpu()], tail_mask], dim=-1).to(device),
                 position_ids=tail_positions.to(device),
                 use_cache=True,
-                **{cache_keyword(self.model): cache},
+                **{cache_keyword(run): cache},
             )
             flat = [(r, k) for r, m in enumerate(members) for k in range(len(m.continuation) - 1)]
             index = torch.tensor([r * (longest - 1) + k for r, k in flat], device=device)
             targets = torch.tensor([members[r].continuation[k + 1] for r, k in flat], device=device)
             owner = torch.tensor([r for r, _ in flat], device=device)
-            logits = second.logits.flatten(0, 1)
-            more_sums, more_misses = reduce_rows(logits, index, targets, owner, len(members))
+            if split is not None:
+                table = float32_head(split[1], second.last_hidden_state.flatten(0, 1).index_select(0, index))
+                more_sums, more_misses = reduce_table(table, torch.arange(len(flat), device=device), targets, owner, len(members))
+            else:
+                more_sums, more_misses = reduce_rows(second.logits.flatten(0, 1), index, targets, owner, len(members))
             sums, misses = sums + more_sums, misses + more_misses
         return to_host(sums, misses)
 
@@ -254,7 +260,8 @@ class Scorer:
                 probe = (torch.arange(8) * 7919 % vocab)[None].to(self.device)
                 whole = self.model(input_ids=probe, use_cache=False).logits[0].float()
                 split = head(decoder(input_ids=probe, use_cache=False).last_hidden_state)[0].float()
-                if split.shape == whole.shape and torch.allclose(split, whole, rtol=1e-3, atol=1e-3 * float(whole.abs().max())):
+                scale = float(torch.nan_to_num(whole.abs(), nan=0.0, posinf=0.0).max())  # NaN weights: no split
+                if split.shape == whole.shape and torch.allclose(split, whole, rtol=1e-3, atol=1e-3 * scale):
                     self._head = (decoder, head)
         return self._head
 

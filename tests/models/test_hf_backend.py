@@ -167,7 +167,8 @@ def test_an_out_of_memory_batch_is_retried_smaller_and_no_request_is_lost(
     model.use_strategy("shared")
     model.batch_size = 16
     expected = model.loglikelihood(requests)
-    real_forward = type(model.model).forward
+    decoder_class = type(model._scorer.head_split()[0])  # what a pass runs: the decoder, the head applied apart
+    real_forward = decoder_class.forward
     seen_rows: list[int] = []
 
     @functools.wraps(real_forward)  # the real signature, which names the cache argument the backend passes
@@ -179,7 +180,7 @@ def test_an_out_of_memory_batch_is_retried_smaller_and_no_request_is_lost(
                 raise torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 2.00 GiB")
         return real_forward(self, *args, **kwargs)
 
-    monkeypatch.setattr(type(model.model), "forward", forward)
+    monkeypatch.setattr(decoder_class, "forward", forward)
     model.batch_size = 16
     retried = model.loglikelihood(requests)
     monkeypatch.undo()
@@ -192,7 +193,7 @@ def test_an_out_of_memory_batch_is_retried_smaller_and_no_request_is_lost(
         assert a.logprob == pytest.approx(b.logprob, abs=1e-5)
     # A single context that does not fit is the request's one-line error, not a crash.
     monkeypatch.setattr(
-        type(model.model), "forward", lambda self, *a, **k: (_ for _ in ()).throw(torch.OutOfMemoryError("CUDA out of memory"))
+        decoder_class, "forward", lambda self, *a, **k: (_ for _ in ()).throw(torch.OutOfMemoryError("CUDA out of memory"))
     )
     with pytest.raises(ModelOutputError, match="ran out of device memory on a single context"):
         model.loglikelihood(requests[:1])
