@@ -112,7 +112,7 @@ class Scorer:
         members = batch.members
         rows = torch.tensor([m.row for m in members], device=device)
         # One row per context, shared by all its continuations.
-        head_logits = float32_head(split[1], first.last_hidden_state[:, -1]) if split is not None else first.logits[:, -1].float()
+        head_logits = split[1](first.last_hidden_state[:, -1]) if split is not None else first.logits[:, -1].float()
         heads = torch.tensor([m.continuation[0] for m in members], device=device)
         owners = torch.arange(len(members), device=device)
         sums, misses = reduce_rows(head_logits, rows, heads, owners, len(members))
@@ -137,7 +137,7 @@ class Scorer:
             targets = torch.tensor([members[r].continuation[k + 1] for r, k in flat], device=device)
             owner = torch.tensor([r for r, _ in flat], device=device)
             if split is not None:
-                table = float32_head(split[1], second.last_hidden_state.flatten(0, 1).index_select(0, index))
+                table = split[1](second.last_hidden_state.flatten(0, 1).index_select(0, index))
                 more_sums, more_misses = reduce_table(table, torch.arange(len(flat), device=device), targets, owner, len(members))
             else:
                 more_sums, more_misses = reduce_rows(second.logits.flatten(0, 1), index, targets, owner, len(members))
@@ -236,7 +236,7 @@ class Scorer:
         if head is not None:
             decoder, lm_head = head
             hidden = decoder(**inputs, use_cache=False).last_hidden_state
-            return float32_head(lm_head, hidden.flatten(0, 1).index_select(0, positions))
+            return lm_head(hidden.flatten(0, 1).index_select(0, positions))
         return self.model(**inputs, use_cache=False).logits.flatten(0, 1).index_select(0, positions).float()
 
     def head_split(self) -> tuple[Any, Any] | None:
@@ -262,7 +262,7 @@ class Scorer:
                 split = head(decoder(input_ids=probe, use_cache=False).last_hidden_state)[0].float()
                 scale = float(torch.nan_to_num(whole.abs(), nan=0.0, posinf=0.0).max())  # NaN weights: no split
                 if split.shape == whole.shape and torch.allclose(split, whole, rtol=1e-3, atol=1e-3 * scale):
-                    self._head = (decoder, head)
+                    self._head = (decoder, Float32Head(head))
         return self._head
 
     @property
@@ -378,15 +378,24 @@ def tree_mask(end: Any, dtype: Any) -> Any:
     return torch.zeros(allowed.shape, dtype=dtype, device=end.device).masked_fill_(~allowed, torch.finfo(dtype).min)[:, None]
 
 
-def float32_head(lm_head: Any, hidden: Any) -> Any:
-    """Logits of ``hidden`` in float32: a linear head's product computed in float32 from 16-bit states, so the
-    logits a sum is taken over carry no 16-bit rounding (about 0.4% of a logit's size in bfloat16)."""
-    import torch
+class Float32Head:
+    """An LM head whose logits are float32: from 16-bit hidden states, a linear head's product is computed in float32
+    (a float32 copy of its weight, made once and kept: vocabulary x hidden x 4 bytes), so the logits a sum is taken
+    over carry no 16-bit rounding (about 0.4% of a logit's size in bfloat16), whichever path computed the states."""
 
-    if hidden.dtype != torch.float32 and isinstance(lm_head, torch.nn.Linear):
-        bias = lm_head.bias.float() if lm_head.bias is not None else None
-        return torch.nn.functional.linear(hidden.float(), lm_head.weight.float(), bias)
-    return lm_head(hidden).float()
+    def __init__(self, head: Any) -> None:
+        self.head = head
+        self._weights: tuple[Any, Any] | None = None
+
+    def __call__(self, hidden: Any) -> Any:
+        import torch
+
+        if hidden.dtype == torch.float32 or not isinstance(self.head, torch.nn.Linear):
+            return self.head(hidden).float()
+        if self._weights is None:
+            bias = self.head.bias
+            self._weights = (self.head.weight.float(), bias.float() if bias is not None else None)
+        return torch.nn.functional.linear(hidden.float(), *self._weights)
 
 
 def to_host(sums: Any, misses: Any) -> Scores:

@@ -75,7 +75,9 @@ def pack(requests: Sequence[TreeRequest], cap: int | None) -> list[PackedRow]:
         if previous is not None and previous.group == request.group and builder.members:
             shared = common_prefix(previous.fed, request.fed)
         if builder.members and (
-            (previous is not None and previous.group != request.group) if cap is None else builder.width + len(request.fed) - shared > cap
+            (previous is not None and previous.group != request.group)
+            if cap is None
+            else builder.width + len(request.fed) - shared > cap
         ):
             rows.append(builder.build())
             builder, shared = _RowBuilder(), 0
@@ -115,7 +117,9 @@ class _RowBuilder:
         self.scored.append(tuple(self.path[request.first : request.first + len(request.targets)]))
 
     def build(self) -> PackedRow:
-        return PackedRow(tuple(self.tokens), tuple(self.depth), tuple(subtree_ends(self.depth)), tuple(self.members), tuple(self.scored))
+        return PackedRow(
+            tuple(self.tokens), tuple(self.depth), tuple(subtree_ends(self.depth)), tuple(self.members), tuple(self.scored)
+        )
 
 
 def subtree_ends(depth: Sequence[int]) -> list[int]:

@@ -145,8 +145,13 @@ def llama(tiny_gpt2: Path) -> HFModel:
 
     tokenizer = AutoTokenizer.from_pretrained(tiny_gpt2)
     config = LlamaConfig(
-        vocab_size=len(tokenizer), hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=4,
-        num_key_value_heads=2, max_position_embeddings=512,
+        vocab_size=len(tokenizer),
+        hidden_size=64,
+        intermediate_size=128,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        max_position_embeddings=512,
     )
     torch.manual_seed(0)
     model = LlamaForCausalLM(config).eval()
@@ -155,7 +160,9 @@ def llama(tiny_gpt2: Path) -> HFModel:
 
 @pytest.mark.parametrize("which", ["gpt2", "llama"])
 @pytest.mark.parametrize("sharing", ["on", "off"])
-def test_packed_trees_equal_a_plain_loop_at_batch_sizes_1_7_and_64(request: pytest.FixtureRequest, which: str, sharing: str) -> None:
+def test_packed_trees_equal_a_plain_loop_at_batch_sizes_1_7_and_64(
+    request: pytest.FixtureRequest, which: str, sharing: str
+) -> None:
     model: HFModel = request.getfixturevalue(which)
     made = few_shot_requests()
     expected = [plain_loop(model, r) for r in made]
@@ -173,7 +180,9 @@ def test_packed_trees_equal_a_plain_loop_at_batch_sizes_1_7_and_64(request: pyte
     assert shared > 100 if sharing == "on" else shared == 0  # the instructions and shots, once per instruction
 
 
-def test_sharing_feeds_each_distinct_prefix_once_and_a_budget_bounds_every_batch(gpt2: HFModel, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_sharing_feeds_each_distinct_prefix_once_and_a_budget_bounds_every_batch(
+    gpt2: HFModel, monkeypatch: pytest.MonkeyPatch
+) -> None:
     made = few_shot_requests()
     gpt2.use_strategy("packed")
     gpt2.use_prefix_sharing("on")
@@ -225,7 +234,10 @@ def test_a_model_that_ignores_a_4d_mask_falls_back_to_full_sequences(gpt2: HFMod
     monkeypatch.setattr(gpt2._scorer, "_head", (forgetful, head))
     results = gpt2.loglikelihood(made)
     assert gpt2.strategy == "full"
-    assert gpt2.info.details["scoring_fallback"] == "packed scoring unavailable: it does not honour a tree attention mask and position ids"
+    assert (
+        gpt2.info.details["scoring_fallback"]
+        == "packed scoring unavailable: it does not honour a tree attention mask and position ids"
+    )
     for result, (logprob, _) in zip(results, expected, strict=True):
         assert result.logprob == pytest.approx(logprob, abs=1e-5)
 
@@ -236,4 +248,6 @@ def test_a_sliding_window_model_is_scored_with_full_sequences(gpt2: HFModel, mon
     (result,) = gpt2.loglikelihood([LoglikelihoodRequest("The capital of France is", " Paris")])
     assert gpt2.strategy == "full"
     assert gpt2.info.details["scoring_fallback"] == "packed scoring unavailable: it uses sliding-window attention"
-    assert result.logprob == pytest.approx(plain_loop(gpt2, LoglikelihoodRequest("The capital of France is", " Paris"))[0], abs=1e-5)
+    assert result.logprob == pytest.approx(
+        plain_loop(gpt2, LoglikelihoodRequest("The capital of France is", " Paris"))[0], abs=1e-5
+    )
