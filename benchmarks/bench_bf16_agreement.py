@@ -82,18 +82,22 @@ def main() -> None:
     model = HFModel.load(str(args.model), device=args.device, dtype=args.dtype)
     configs = [c.strip() for c in args.configs.split(",") if c.strip()]
     print(f"{args.model.name}, {args.dtype} on {model.device}: {len(questions)} questions, {len(made)} requests", flush=True)
-    scored = {config: score(model, made, config) for config in configs}
     reference = configs[0]
-    picked = answers(scored[reference], questions)
+    expected = score(model, made, reference)
+    picked = answers(expected, questions)
     results: dict[str, Any] = {"model": str(args.model), "dtype": args.dtype, "device": str(model.device), "reference": reference}
-    print(f"reference {reference}")
+    print(f"reference {reference}", flush=True)
     for config in configs[1:]:
-        mine = answers(scored[config], questions)
+        scored = score(model, made, config)
+        mine = answers(scored, questions)
         same = sum(a == b for a, b in zip(mine, picked))
-        worst = max(abs(a - b) for a, b in zip(scored[config], scored[reference]))
+        worst = max(abs(a - b) for a, b in zip(scored, expected))
         results[config] = {"same_answers": same, "questions": len(questions), "max_logprob_diff": worst}
-        print(f"  {config:<18} same answers {same}/{len(questions)} ({100 * same / len(questions):.1f}%)   "
-              f"max |log-prob diff| {worst:.3g}", flush=True)  # fmt: skip
+        print(
+            f"  {config:<18} same answers {same}/{len(questions)} ({100 * same / len(questions):.1f}%)   "
+            f"max |log-prob diff| {worst:.3g}",
+            flush=True,
+        )
     WORK.mkdir(parents=True, exist_ok=True)
     (WORK / "results.json").write_text(json.dumps(results, indent=1) + "\n", encoding="utf-8")
 

@@ -47,6 +47,10 @@ this project (installed from the carried tree, without dependencies) and cannot 
      here and add "benchmarks/.work/gpu/results-cuda-1.7b.json" to the next call's carry.
      lm-eval is not on that machine: its rows need an environment with lm-eval[hf] there
      (``--lm-eval-python``), which this script does not arrange.
+  3. The bfloat16 agreement of the same model (answers across prefix sharing, batch sizes and strategies), in the
+     same warm session after step 2 built the model:
+         (the same first two lines) python3 benchmarks/bench_bf16_agreement.py \
+           benchmarks/.work/gpu/models/llama-1.7b-random --device cuda --instances 1000; cp benchmarks/.work/bf16/results.json $OUT/
 """
 
 from __future__ import annotations

@@ -387,12 +387,14 @@ class HFModel(BatchStreaming):
 
     def _sharing_method(self) -> str:
         """How prefixes are shared, for the details: inside packed passes, by splicing caches, or both."""
+        if self.strategy == "packed" and self.prefix_sharing == "on":
+            return "log-likelihood and greedy generation inside packed passes"
         inside = "log-likelihood inside packed passes" if self.strategy == "packed" else ""
         spliced = "a spliced key/value cache" if self._splices() else ""
         if inside and spliced:
             return f"{inside}; generation from {spliced}"
         if inside:
-            return f"{inside}; generation whole (auto on a GPU: use on to splice caches)"
+            return f"{inside}; generation whole (auto on a GPU: on shares it inside packed passes too)"
         return spliced or "none under auto on a GPU with this scoring strategy (use on, or --holistic-scoring packed)"
 
     def _sharing_unavailable(self, reason: str) -> None:
@@ -714,6 +716,15 @@ class HFModel(BatchStreaming):
             budget = min(max_tokens, self.max_length - 1)
             encoded = {i: self._encode(self.prompt_text(requests[i].prompt)) or [self.start_id] for i in indices}
             prompts = {i: tokens[-(self.max_length - budget) :] for i, tokens in encoded.items()}
+            if temperature == 0 and self.strategy == "packed" and self.prefix_sharing == "on":
+                done: set[int] = set()
+                for batch in hf_packed.generation(self, indices, prompts, budget, stop):
+                    done.update(i for i, _ in batch)
+                    yield [(i, replace(r, truncated_tokens=len(encoded[i]) - len(prompts[i]))) for i, r in batch]
+                rest = [i for i in indices if i not in done]
+                if rest:
+                    yield from self._plain_generation(rest, prompts, encoded, budget, stop, temperature, seed)
+                continue
             if self._splices() and temperature == 0:
                 shared = self._shared.generation(indices, prompts, budget, stop)
                 if shared is not None:

@@ -19,8 +19,8 @@ import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any, Protocol
 
-from . import hf_batching, scoring
-from .base import LoglikelihoodRequest, LoglikelihoodResult, ModelInfo
+from . import hf_batching, scoring, tree_generation
+from .base import GenerationResult, LoglikelihoodRequest, LoglikelihoodResult, ModelInfo
 from .tree_packing import PackedRow, TreeRequest, fed_tokens, pack, row_cap
 
 TokenPair = tuple[list[int], list[int], int]
@@ -34,12 +34,16 @@ class PackedOwner(Protocol):
     """What the packed path uses of the :class:`.hf.HFModel` it belongs to."""
 
     info: ModelInfo
+    tokenizer: Any
     device: Any
+    eos_id: int | None
     batch_size: int
+    generation_batch_size: int
     token_budget: int | None
     prefix_sharing: str
     _scorer: scoring.Scorer
     _packed_checked: bool
+    _sharing_checked: set[str]
 
     def _record(self, changes: Mapping[str, Any], drop: Iterable[str] = ()) -> None: ...
 
@@ -61,6 +65,21 @@ class PackedOwner(Protocol):
     def _plain_loglikelihood(
         self, requests: Sequence[LoglikelihoodRequest], pairs: list[TokenPair], indices: Sequence[int]
     ) -> Iterator[list[tuple[int, LoglikelihoodResult]]]: ...
+
+    def _halved(self, size: int, error: BaseException, unit: str, fix: str) -> int: ...
+
+    def _generate_batch(
+        self, prompts: list[list[int]], max_tokens: int, stop: tuple[str, ...], temperature: float, seed: int
+    ) -> list[GenerationResult]: ...
+
+    def generation_results(
+        self,
+        prompt_lengths: Sequence[int],
+        new_tokens: Sequence[list[int]],
+        step_logprobs: Sequence[list[float]],
+        stop: tuple[str, ...],
+        elapsed: float,
+    ) -> list[GenerationResult]: ...
 
 
 def tree_requests(pairs: Sequence[TokenPair], indices: Sequence[int], share: bool) -> list[TreeRequest]:
@@ -154,3 +173,64 @@ def measured_budget(share_bytes: float, bytes_per_token: float, widest: int) -> 
     """Padded tokens per pass that fill ``BUDGET_FILL`` of a worker's memory share at the measured cost per token
     (never less than the widest row, which must run)."""
     return max(widest, int(share_bytes * BUDGET_FILL // bytes_per_token))
+
+
+def generation(
+    owner: PackedOwner, indices: Sequence[int], prompts: dict[int, list[int]], budget: int, stop: tuple[str, ...]
+) -> Iterator[list[tuple[int, GenerationResult]]]:
+    """Greedy results batch by batch, the prompts at ``indices`` prefilled and decoded as packed token trees
+    (:mod:`.tree_generation`). The first row is checked once against ``generate`` on the same prompts: a model whose
+    answers differ is scored and generated whole from then on, and the details say why."""
+    trees = tree_generation.prompt_requests([prompts[i] for i in indices])
+    rows = sorted(pack(trees, row_cap(trees)), key=lambda row: -row.width)
+    saved = sum(len(tree.fed) for tree in trees) - fed_tokens(rows)
+    owner._record({"prefix_shared_tokens": int(owner.info.details.get("prefix_shared_tokens", 0)) + saved})
+    wanted = [s for s in stop if s]
+
+    def stopped(tokens: list[int]) -> bool:
+        return bool(wanted) and any(s in owner.tokenizer.decode(tokens, skip_special_tokens=True) for s in wanted)
+
+    def size(run: Sequence[PackedRow]) -> int:  # the cache a batch ends with: prompts' tokens and every step's
+        return len(run) * (max(row.width for row in run) + budget * max(len(row.members) for row in run))
+
+    def batch_at(start: int) -> list[PackedRow]:
+        fits, prompts_in = 0, 0
+        while start + fits < len(rows) and (
+            fits == 0 or prompts_in + len(rows[start + fits].members) <= owner.generation_batch_size
+        ):
+            prompts_in += len(rows[start + fits].members)
+            fits += 1
+        return hf_batching.next_batch(rows, start, fits, owner.token_budget, size)
+
+    def run(batch: list[PackedRow]) -> tuple[list[tuple[list[int], list[float]]], float]:
+        started = time.perf_counter()
+        produced = tree_generation.generate_rows(owner._scorer, batch, trees, budget, owner.eos_id, stopped)
+        return produced, time.perf_counter() - started
+
+    def shrink(size: int, error: BaseException) -> None:
+        owner.generation_batch_size = owner._halved(max(1, owner.generation_batch_size), error, "prompt", "lower max_tokens")
+        owner._record({"generation_batch_size": owner.generation_batch_size})
+
+    for batch, (produced, seconds) in hf_batching.halving_batches(len(rows), batch_at, run, shrink):
+        numbers = [indices[member] for row in batch for member in row.members]
+        results = owner.generation_results(
+            [len(prompts[n]) for n in numbers], [t for t, _ in produced], [p for _, p in produced], stop, seconds / len(numbers)
+        )
+        if "packed generation" not in owner._sharing_checked:
+            first = numbers[: len(batch[0].members)]
+            whole = owner._generate_batch([prompts[n] for n in first], budget, stop, 0.0, 0)
+            owner._sharing_checked.add("packed generation")
+            if not _same_generations(results[: len(first)], whole, owner._scorer.dtype.itemsize):
+                owner._fall_back("its greedy answers in packed rows differ from generate()'s")
+                return  # nothing of this call was yielded: the caller generates it whole
+        yield list(zip(numbers, results))
+
+
+def _same_generations(mine: Sequence[GenerationResult], theirs: Sequence[GenerationResult], itemsize: int) -> bool:
+    tolerance = 1e-3 if itemsize >= 4 else 0.1
+    return all(
+        a.text == b.text
+        and len(a.token_logprobs) == len(b.token_logprobs)
+        and all(abs(x - y) <= tolerance * max(1.0, abs(y)) for x, y in zip(a.token_logprobs, b.token_logprobs))
+        for a, b in zip(mine, theirs)
+    )

@@ -258,8 +258,9 @@ class Scorer:
 
                 vocab = int(getattr(self.model.config, "vocab_size", 2) or 2)
                 probe = (torch.arange(8) * 7919 % vocab)[None].to(self.device)
-                whole = self.model(input_ids=probe, use_cache=False).logits[0].float()
-                split = head(decoder(input_ids=probe, use_cache=False).last_hidden_state)[0].float()
+                with torch.inference_mode():
+                    whole = self.model(input_ids=probe, use_cache=False).logits[0].float()
+                    split = head(decoder(input_ids=probe, use_cache=False).last_hidden_state)[0].float()
                 scale = float(torch.nan_to_num(whole.abs(), nan=0.0, posinf=0.0).max())  # NaN weights: no split
                 if split.shape == whole.shape and torch.allclose(split, whole, rtol=1e-3, atol=1e-3 * scale):
                     self._head = (decoder, Float32Head(head))

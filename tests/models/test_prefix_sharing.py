@@ -159,11 +159,11 @@ def test_auto_on_a_gpu_shares_inside_packed_rows_and_splices_only_when_on(loaded
     model = _with(loaded, 7, "auto", "packed")
     assert model.prefix_sharing == "auto" and not model._splices()
     assert model.info.details["prefix_sharing_method"] == (
-        "log-likelihood inside packed passes; generation whole (auto on a GPU: use on to splice caches)"
+        "log-likelihood inside packed passes; generation whole (auto on a GPU: on shares it inside packed passes too)"
     )
     model = _with(loaded, 7, "on", "packed")
     assert model._splices() and "prefix_sharing_fallback" not in model.info.details
-    assert model.info.details["prefix_sharing_method"] == "log-likelihood inside packed passes; generation from a spliced key/value cache"
+    assert model.info.details["prefix_sharing_method"] == "log-likelihood and greedy generation inside packed passes"
     assert not _with(loaded, 7, "auto", "shared")._splices()
     monkeypatch.setattr(loaded, "device", torch.device("cpu"))
     model = _with(loaded, 7, "auto")
