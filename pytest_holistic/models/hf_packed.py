@@ -16,70 +16,32 @@ logits included), and the token budget is set from that measurement instead of t
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any, Protocol
 
 from . import hf_batching, scoring, tree_generation
-from .base import GenerationResult, LoglikelihoodRequest, LoglikelihoodResult, ModelInfo
+from .base import GenerationResult, LoglikelihoodRequest, LoglikelihoodResult
+from .hf_shared import SharingOwner, TokenPair
 from .tree_packing import PackedRow, TreeRequest, fed_tokens, pack, row_cap
-
-TokenPair = tuple[list[int], list[int], int]
-"""A log-likelihood request in tokens: context, continuation, and the context tokens cut from the left."""
 
 BUDGET_FILL = 0.8
 """The fraction of a worker's memory share a measured token budget plans to fill (room for fragmentation)."""
 
 
-class PackedOwner(Protocol):
-    """What the packed path uses of the :class:`.hf.HFModel` it belongs to."""
+class PackedOwner(SharingOwner, Protocol):
+    """What the packed paths use of the :class:`.hf.HFModel` they belong to: what the spliced-cache paths use, and
+    its batch limits, its memory share, and its switch to full sequences."""
 
-    info: ModelInfo
-    tokenizer: Any
     device: Any
-    eos_id: int | None
     batch_size: int
     generation_batch_size: int
-    token_budget: int | None
-    prefix_sharing: str
-    _scorer: scoring.Scorer
     _packed_checked: bool
-    _sharing_checked: set[str]
-
-    def _record(self, changes: Mapping[str, Any], drop: Iterable[str] = ()) -> None: ...
 
     def _shrink(self, size: int, error: BaseException) -> None: ...
 
     def _fall_back(self, reason: str) -> None: ...
 
     def memory_share(self) -> float: ...
-
-    def _loglikelihood_results(
-        self,
-        requests: Sequence[LoglikelihoodRequest],
-        pairs: list[TokenPair],
-        members: Sequence[int],
-        scores: scoring.Scores,
-        elapsed: float,
-    ) -> list[tuple[int, LoglikelihoodResult]]: ...
-
-    def _plain_loglikelihood(
-        self, requests: Sequence[LoglikelihoodRequest], pairs: list[TokenPair], indices: Sequence[int]
-    ) -> Iterator[list[tuple[int, LoglikelihoodResult]]]: ...
-
-    def _halved(self, size: int, error: BaseException, unit: str, fix: str) -> int: ...
-
-    def _generate_batch(
-        self, prompts: list[list[int]], max_tokens: int, stop: tuple[str, ...], temperature: float, seed: int
-    ) -> list[GenerationResult]: ...
-
-    def generation_results(
-        self,
-        prompt_lengths: Sequence[int],
-        new_tokens: Sequence[list[int]],
-        step_logprobs: Sequence[list[float]],
-        stop: tuple[str, ...],
-        elapsed: float,
-    ) -> list[GenerationResult]: ...
 
 
 def tree_requests(pairs: Sequence[TokenPair], indices: Sequence[int], share: bool) -> list[TreeRequest]:
