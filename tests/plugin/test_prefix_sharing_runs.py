@@ -37,7 +37,8 @@ def _suite(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(test_qa=FEW_SHOT)
 
 
-def _run(pytester: pytest.Pytester, model: Path, sharing: str) -> dict:
+def _run(pytester: pytest.Pytester, model: Path, sharing: str, *more: str) -> dict:
+    folder = f"reports-{sharing}{'-'.join(('', *more))}"
     result = pytester.runpytest_subprocess(
         "-p",
         "no:cacheprovider",
@@ -47,10 +48,11 @@ def _run(pytester: pytest.Pytester, model: Path, sharing: str) -> dict:
         sharing,
         "--holistic-no-cache",
         "--holistic-report-dir",
-        f"reports-{sharing}",
+        folder,
+        *more,
     )
     result.assert_outcomes(passed=12)
-    return json.loads((pytester.path / f"reports-{sharing}" / model.name / "latest" / "report.json").read_text())
+    return json.loads((pytester.path / folder / model.name / "latest" / "report.json").read_text())
 
 
 def test_sharing_on_and_off_give_the_same_report(pytester: pytest.Pytester, tiny_gpt2: Path) -> None:
@@ -65,6 +67,24 @@ def test_sharing_on_and_off_give_the_same_report(pytester: pytest.Pytester, tiny
         for mine, theirs in zip(shared["instances"], whole["instances"]):
             assert mine["completion"]["choice_logprobs"] == pytest.approx(theirs["completion"]["choice_logprobs"], abs=1e-4)
         assert shared["metrics"]["exact_match"]["value"] == whole["metrics"]["exact_match"]["value"]
+
+
+def test_packed_token_trees_with_sharing_on_give_the_unshared_report(pytester: pytest.Pytester, tiny_gpt2: Path) -> None:
+    """``--holistic-scoring packed --holistic-prefix-sharing on``: scoring and greedy generation both in packed rows,
+    the shots computed once, and every answer, log-probability and metric the whole computation's."""
+    _suite(pytester)
+    whole = _run(pytester, tiny_gpt2, "off", "--holistic-scoring", "full")
+    packed = _run(pytester, tiny_gpt2, "on", "--holistic-scoring", "packed")
+    details = packed["model"]["details"]
+    assert details["scoring"] == "packed" and "scoring_fallback" not in details
+    assert details["prefix_sharing_method"] == "log-likelihood and greedy generation inside packed passes"
+    assert details["prefix_shared_tokens"] > 0
+    for theirs, mine in zip(whole["runs"], packed["runs"], strict=True):
+        assert [r["completion"]["text"] for r in mine["instances"]] == [r["completion"]["text"] for r in theirs["instances"]]
+        for a, b in zip(mine["instances"], theirs["instances"]):
+            assert a["completion"]["choice_logprobs"] == pytest.approx(b["completion"]["choice_logprobs"], abs=1e-5)
+            assert a["completion"]["logprob"] == pytest.approx(b["completion"]["logprob"], abs=1e-5)
+        assert mine["metrics"]["exact_match"]["value"] == theirs["metrics"]["exact_match"]["value"]
 
 
 def test_an_unknown_mode_is_a_usage_error(pytester: pytest.Pytester) -> None:
