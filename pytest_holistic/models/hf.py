@@ -716,7 +716,8 @@ class HFModel(BatchStreaming):
             budget = min(max_tokens, self.max_length - 1)
             encoded = {i: self._encode(self.prompt_text(requests[i].prompt)) or [self.start_id] for i in indices}
             prompts = {i: tokens[-(self.max_length - budget) :] for i, tokens in encoded.items()}
-            if temperature == 0 and self.strategy == "packed" and self.prefix_sharing == "on":
+            # Packed rows decode from the decoder's states through the LM head, which must split off the model.
+            if temperature == 0 and self.strategy == "packed" and self.prefix_sharing == "on" and self._scorer.head_split():
                 done: set[int] = set()
                 for batch in hf_packed.generation(self, indices, prompts, budget, stop):
                     done.update(i for i, _ in batch)

@@ -317,3 +317,21 @@ def test_generation_that_disagrees_with_generate_falls_back_to_whole_prompts(
         gpt2.info.details["scoring_fallback"]
         == "packed scoring unavailable: its greedy answers in packed rows differ from generate()'s"
     )
+
+
+def test_a_model_whose_head_does_not_split_off_generates_from_a_spliced_cache(
+    gpt2: HFModel, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Logits changed after the head (a logit scale, soft-capping) cannot be decoded from the decoder's states: such a
+    model's prompts share their prefixes through a spliced cache instead (the whole model's logits), and nothing fails."""
+    made = generation_requests()
+    gpt2.use_strategy("full")
+    gpt2.use_prefix_sharing("off")
+    expected = gpt2.generate(made)
+    gpt2.use_strategy("packed")
+    gpt2.use_prefix_sharing("on")
+    monkeypatch.setattr(gpt2._scorer, "_head", None)
+    results = gpt2.generate(made)
+    assert [r.text for r in results] == [r.text for r in expected]
+    for mine, theirs in zip(results, expected):
+        assert mine.token_logprobs == pytest.approx(theirs.token_logprobs, abs=1e-5)
