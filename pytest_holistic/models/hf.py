@@ -439,7 +439,7 @@ class HFModel(BatchStreaming):
         process's share of the device memory (free memory split between the xdist workers that share the GPU,
         each of which holds its own copy of the weights) divided by what one token costs: its activations
         (hidden and MLP states, a few times over), its keys/values, and float32 log-probabilities over the
-        vocabulary for the positions scored. An estimate: packed scoring measures a token's cost on its first
+        vocabulary for the positions scored. An estimate: packed scoring measures a token's cost on its second
         batch and sets the budget from that (:mod:`.hf_packed`), and out-of-memory errors still halve the batch.
         """
         if self.device.type != "cuda":

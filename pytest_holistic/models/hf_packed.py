@@ -9,8 +9,8 @@ padded tokens; a batch that runs out of device memory is retried at half the siz
 The first row of the first batch is checked against one full sequence per request: a model that does not honour
 a 4-D attention mask or position ids (its numbers differ) is scored with full sequences from then on, and the
 details say why.
-On a GPU the first batch also measures what a token costs in device memory (the peak over the batch, mask and
-logits included), and the token budget is set from that measurement instead of the estimate the load made.
+On a GPU the second batch measures what a token costs in device memory (the peak over the batch, mask and logits
+included), and the token budget is set from that measurement instead of the estimate the load made.
 """
 
 from __future__ import annotations
@@ -115,8 +115,10 @@ def _agrees(owner: PackedOwner, pairs: list[TokenPair], members: list[int], pack
 
 def _measured(owner: PackedOwner, batch: list[PackedRow], run: Any) -> scoring.Scores:
     """``run()``; on a GPU whose token budget is still the load's estimate, the batch's peak memory per token
-    sets the budget (:func:`measured_budget`) and the details record it."""
-    if owner.device.type != "cuda" or owner.token_budget is None or "token_bytes_measured" in owner.info.details:
+    sets the budget (:func:`measured_budget`) and the details record it. Never the model's first packed batch, which
+    also pays once-only costs (the head's float32 copy, the split probe) that are no token's."""
+    first = not owner._packed_checked
+    if first or owner.device.type != "cuda" or owner.token_budget is None or "token_bytes_measured" in owner.info.details:
         return run()  # type: ignore[no-any-return]
     import torch
 
