@@ -75,12 +75,24 @@ def main() -> None:
     parser.add_argument("--configs", default=DEFAULT_CONFIGS)
     args = parser.parse_args()
     sys.path.insert(0, str(HERE.parent))
+    from pytest_holistic.errors import UserError
     from pytest_holistic.models.hf import HFModel
 
+    configs = [c.strip() for c in args.configs.split(",") if c.strip()]
+    for config in configs:
+        parts = config.split(":")
+        if len(parts) != 3 or parts[0] not in ("shared", "full", "packed") or parts[1] not in ("on", "off", "auto"):
+            parser.error(f"--configs: {config!r} is not STRATEGY:SHARING:BATCH (e.g. packed:on:64, full:off:auto)")
+        if parts[2] != "auto" and not (parts[2].isdigit() and int(parts[2]) > 0):
+            parser.error(f"--configs: {config!r} has batch {parts[2]!r}; give a positive number or auto")
+    if len(configs) < 2:
+        parser.error("--configs: give at least two configurations, the first being the reference")
     rows = instances(args.instances + SHOTS)
     made, questions = requests(rows)
-    model = HFModel.load(str(args.model), device=args.device, dtype=args.dtype)
-    configs = [c.strip() for c in args.configs.split(",") if c.strip()]
+    try:
+        model = HFModel.load(str(args.model), device=args.device, dtype=args.dtype)
+    except UserError as error:
+        raise SystemExit(f"bench_bf16_agreement: {error}") from None
     print(f"{args.model.name}, {args.dtype} on {model.device}: {len(questions)} questions, {len(made)} requests", flush=True)
     reference = configs[0]
     expected = score(model, made, reference)
