@@ -25,7 +25,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from .tree_packing import PackedRow, TreeRequest, pack
+from .tree_packing import PackedRow, TreeRequest, pack, padded_rows
 
 Strategy = Literal["shared", "full", "packed"]
 
@@ -182,19 +182,16 @@ class Scorer:
         """
         import torch
 
-        width = max(row.width for row in rows)
-        ids: list[int] = []
-        depth: list[int] = []
-        end: list[int] = []
+        tokens, depths, ends = padded_rows(rows, self.pad_id)
+        width = len(tokens[0])
+        ids = [token for row_tokens in tokens for token in row_tokens]
+        depth = [value for row_depth in depths for value in row_depth]
+        end = [value for row_end in ends for value in row_end]
         flat: list[int] = []
         targets: list[int] = []
         owner: list[int] = []
         members = 0
         for r, row in enumerate(rows):
-            padding = width - row.width
-            ids += [*row.tokens, *[self.pad_id] * padding]
-            depth += [*row.depth, *[0] * padding]
-            end += [*row.end, *range(row.width + 1, width + 1)]  # a padding column sees itself only
             for index, columns in zip(row.members, row.scored):
                 flat += [r * width + column for column in columns]
                 targets += requests[index].targets

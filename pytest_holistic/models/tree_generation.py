@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from . import scoring
-from .tree_packing import PackedRow, TreeRequest
+from .tree_packing import PackedRow, TreeRequest, padded_rows
 
 
 def prompt_requests(prompts: Sequence[Sequence[int]]) -> list[TreeRequest]:
@@ -44,9 +44,7 @@ def generate_rows(
     device, dtype = scorer.device, scorer.dtype
     width = max(row.width for row in rows)
     slots = max(len(row.members) for row in rows)
-    ids = [[*row.tokens, *[scorer.pad_id] * (width - row.width)] for row in rows]
-    depth = [[*row.depth, *[0] * (width - row.width)] for row in rows]
-    end = [[*row.end, *range(row.width + 1, width + 1)] for row in rows]
+    ids, depth, end = padded_rows(rows, scorer.pad_id)
     last = [[columns[-1] for columns in row.scored] + [-1] * (slots - len(row.members)) for row in rows]
     lengths = [[len(requests[m].fed) for m in row.members] + [0] * (slots - len(row.members)) for row in rows]
     with torch.inference_mode():

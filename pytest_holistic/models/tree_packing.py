@@ -88,6 +88,16 @@ def pack(requests: Sequence[TreeRequest], cap: int | None) -> list[PackedRow]:
     return rows
 
 
+def padded_rows(rows: Sequence[PackedRow], pad_id: int) -> tuple[list[list[int]], list[list[int]], list[list[int]]]:
+    """(tokens, position ids, subtree ends) of ``rows`` right-padded to the widest: a padding column holds
+    ``pad_id`` at position 0 and ends right after itself, so it sees itself only (a softmax row is never empty)."""
+    width = max(row.width for row in rows)
+    tokens = [[*row.tokens, *[pad_id] * (width - row.width)] for row in rows]
+    depth = [[*row.depth, *[0] * (width - row.width)] for row in rows]
+    end = [[*row.end, *range(row.width + 1, width + 1)] for row in rows]
+    return tokens, depth, end
+
+
 def fed_tokens(rows: Sequence[PackedRow]) -> int:
     """Tokens the rows hold (no padding): what a packed layout computes."""
     return sum(row.width for row in rows)

@@ -268,16 +268,21 @@ def generation_requests() -> list:
     return made
 
 
+def whole_generations(model: HFModel, made: list) -> list:
+    """The requests through transformers' ``generate``, each prompt whole: what packed rows must reproduce."""
+    model.use_strategy("full")
+    model.use_prefix_sharing("off")
+    return model.generate(made)
+
+
 @pytest.mark.parametrize("which", ["gpt2", "llama"])
 def test_greedy_generation_in_packed_rows_equals_generate_at_batch_sizes_1_7_and_64(
     request: pytest.FixtureRequest, which: str
 ) -> None:
     model: HFModel = request.getfixturevalue(which)
     made = generation_requests()
-    model.use_strategy("full")
-    model.use_prefix_sharing("off")
     model.generation_batch_size = 1
-    expected = model.generate(made)  # transformers' generate, one prompt at a time
+    expected = whole_generations(model, made)  # transformers' generate, one prompt at a time
     model.use_strategy("packed")
     model.use_prefix_sharing("on")
     assert model.info.details["prefix_sharing_method"] == "log-likelihood and greedy generation inside packed passes"
@@ -299,9 +304,7 @@ def test_generation_that_disagrees_with_generate_falls_back_to_whole_prompts(
     from pytest_holistic.models import tree_generation
 
     made = generation_requests()
-    gpt2.use_strategy("full")
-    gpt2.use_prefix_sharing("off")
-    expected = gpt2.generate(made)
+    expected = whole_generations(gpt2, made)
     gpt2.use_strategy("packed")
     gpt2.use_prefix_sharing("on")
     real = tree_generation.generate_rows
@@ -325,9 +328,7 @@ def test_a_model_whose_head_does_not_split_off_generates_from_a_spliced_cache(
     """Logits changed after the head (a logit scale, soft-capping) cannot be decoded from the decoder's states: such a
     model's prompts share their prefixes through a spliced cache instead (the whole model's logits), and nothing fails."""
     made = generation_requests()
-    gpt2.use_strategy("full")
-    gpt2.use_prefix_sharing("off")
-    expected = gpt2.generate(made)
+    expected = whole_generations(gpt2, made)
     gpt2.use_strategy("packed")
     gpt2.use_prefix_sharing("on")
     monkeypatch.setattr(gpt2._scorer, "_head", None)
