@@ -5,8 +5,8 @@ the model or a case changes, review the diff and commit it:
 
     .venv/bin/python tests/conformance/runner/generate.py
 
-Steps: build the helm-runner environment (``build_env.py``; about a minute from local wheels); build the tiny model
-in a scratch folder (``model.py``) and serve it on loopback (``server.py``, for the served cases); write each case's
+Steps: build the helm-runner environment (``build_env.py``; about two minutes from PyPI); build the committed tiny
+model's folder in a scratch folder (``model.py``) and serve it on loopback (``server.py``, for the served cases); write each case's
 rows into the files HELM's scenario class downloads (``cases.py``) and the served model's deployment into HELM's
 ``prod_env``; run ``oracle.py`` in that environment, which calls ``helm-run`` with every run entry; read HELM's
 ``scenario_state.json``, ``per_instance_stats.json`` and ``stats.json`` and keep, per instance and perturbation,
