@@ -22,11 +22,59 @@ REPRODUCIBLE_NUMERICS = {
     "ATEN_CPU_CAPABILITY": "avx2",
     "MKL_CBWR": "AVX2",
 }
-"""The same floating-point code paths on any x86-64 machine with AVX2, for the goldens' generators and the references
-they run. OpenBLAS, MKL, NumPy and torch each pick kernels by the CPU they find (AVX-512 or not, Intel or AMD) and split
+"""The same floating-point code paths on x86-64 machines with AVX2, for the goldens' generators and the references they
+run (never for the tests, which compute on the machine's own numerics and compare at tolerances that hold across
+them). OpenBLAS, MKL, NumPy and torch each pick kernels by the CPU they find (AVX-512 or not, Intel or AMD) and split
 sums by thread count, and those round differently in the last bits: regenerated on another machine, HELM's calibration
-numbers (Platt scaling, binned ECE) changed in their last digits until these were pinned, and the runner golden's tiny
-model trained to other weights with torch's AVX-512 kernels than with its AVX2 ones."""
+numbers (Platt scaling, binned ECE) changed in their last digits until these were pinned. The pins do not make every
+machine alike: the runner golden's tiny model, once trained by the tests under them, came out with other weights on
+an Intel CPU with AVX-512 than on the AMD one that made the golden, which is why that model is now committed."""
+
+KERNEL_FAMILIES = {
+    "default": {
+        "ATEN_CPU_CAPABILITY": "default",
+        "MKL_ENABLE_INSTRUCTIONS": "SSE4_2",
+        "OPENBLAS_CORETYPE": "Nehalem",
+        "NPY_DISABLE_CPU_FEATURES": "X86_V3 X86_V4 AVX512_ICL AVX512_SPR",
+    },
+    "avx2": {
+        "ATEN_CPU_CAPABILITY": "avx2",
+        "MKL_ENABLE_INSTRUCTIONS": "AVX2",
+        "OPENBLAS_CORETYPE": "Haswell",
+        "NPY_DISABLE_CPU_FEATURES": "X86_V4 AVX512_ICL AVX512_SPR",
+    },
+    "avx512": {
+        "ATEN_CPU_CAPABILITY": "avx512",
+        "MKL_ENABLE_INSTRUCTIONS": "AVX512",
+        "OPENBLAS_CORETYPE": "SkylakeX",
+        "NPY_DISABLE_CPU_FEATURES": "",
+    },
+}
+"""torch's three x86-64 kernel families (``ATEN_CPU_CAPABILITY``), each with the kernels a CPU of that kind gives MKL,
+OpenBLAS and NumPy too: on one machine that has AVX-512, they stand for a CPU without vector extensions beyond SSE4.2,
+one with AVX2, and one with AVX-512 (``test_runner_kernels.py`` reruns the runner comparison under each). Each can run
+only where the CPU has its instructions; ``kernel_family_support`` says whether it does."""
+
+
+def kernel_family_support(family: str) -> str | None:
+    """None when this machine can run ``family`` (``KERNEL_FAMILIES``), else why not, in a few words."""
+    import platform
+
+    if platform.machine().lower() not in ("x86_64", "amd64"):
+        return f"torch's kernel families are x86-64's; this machine is {platform.machine()}"
+    probe = "import torch; print(torch.backends.cpu.get_cpu_capability())"
+    done = subprocess.run(
+        [sys.executable, "-c", probe],
+        check=False,
+        env={**os.environ, **KERNEL_FAMILIES[family]},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    capability = done.stdout.strip().lower()
+    if done.returncode != 0 or capability != family:
+        return f"this CPU has no {family} kernels (torch chose {capability or 'nothing'})"
+    return None
 
 
 def pin_numerics() -> None:
