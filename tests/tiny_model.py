@@ -51,16 +51,26 @@ def build_tiny_gpt2(
 
 
 def _train_and_save(model: Any, tokenizer: Any, batch: dict[str, Any], labels: Any, steps: int, folder: Path) -> Path:
-    """A few AdamW steps on one batch (enough for the answers to be the likeliest), then model and tokenizer saved."""
+    """A few AdamW steps on one batch (enough for the answers to be the likeliest), then model and tokenizer saved.
+
+    One thread, so the weights do not depend on how many cores this process was given (an xdist worker gets its
+    share). They still follow the CPU's kernels in their last bits, so a test asserts only what the model learned by a
+    wide margin (``test_tiny_models.py`` measures it), never a number copied from one machine's training.
+    """
     import torch
 
-    optimizer = torch.optim.AdamW(model.parameters(), lr=3e-3)
-    model.train()
-    for _ in range(steps):
-        loss = model(**batch, labels=labels).loss
-        loss.backward()
-        optimizer.step()
-        optimizer.zero_grad()
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        optimizer = torch.optim.AdamW(model.parameters(), lr=3e-3)
+        model.train()
+        for _ in range(steps):
+            loss = model(**batch, labels=labels).loss
+            loss.backward()
+            optimizer.step()
+            optimizer.zero_grad()
+    finally:
+        torch.set_num_threads(threads)
     model.eval()
     folder.mkdir(parents=True, exist_ok=True)
     model.save_pretrained(folder)

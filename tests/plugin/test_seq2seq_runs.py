@@ -52,7 +52,9 @@ def _report(root: Path, folder: str) -> dict:
 def test_every_adapter_method_runs_on_an_encoder_decoder_and_two_workers_match_serial(
     pytester: pytest.Pytester, tiny_t5: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("OMP_NUM_THREADS", "1")  # every process runs one thread: bits must match
+    # Every process runs one thread, but a suite's requests may be computed in another batch shape in each run (a
+    # yes/no suite replays what another one asked first when both ran in one process): numbers agree to rounding.
+    monkeypatch.setenv("OMP_NUM_THREADS", "1")
     _every_method(pytester)
     common = ("--model", str(tiny_t5), "-p", "no:randomly", "-p", "no:cacheprovider")
     serial = pytester.runpytest_subprocess(*common, "--holistic-report-dir", "serial", timeout=600)
@@ -61,7 +63,7 @@ def test_every_adapter_method_runs_on_an_encoder_decoder_and_two_workers_match_s
     parallel = pytester.runpytest_subprocess(*common, "-n", "2", "--holistic-report-dir", "parallel", timeout=600)
     parallel.assert_outcomes(passed=ITEMS)
     one, two = _report(pytester.path, "serial"), _report(pytester.path, "parallel")
-    assert _answers(one) == _answers(two), _close_floats(_answers(one), _answers(two))[:10]
+    assert _close_floats(_answers(one), _answers(two)) == []
     assert {run["adapter"]["method"] for run in one["runs"]} == set(METHODS)  # every adapter method there is
     assert one["complete"] and two["complete"]
     model = one["model"]
