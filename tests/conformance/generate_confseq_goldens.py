@@ -9,7 +9,8 @@ no project code, and the project never imports confseq. CI only compares against
     /tmp/venv-confseq/bin/pip install numpy==1.26.4 scipy==1.17.1 matplotlib==3.11.2 multiprocess==0.70.19
     /tmp/venv-confseq/bin/pip download --no-deps --no-binary :all: confseq==0.0.11 -d /tmp/confseq_dl
     tar -xzf /tmp/confseq_dl/confseq-0.0.11.tar.gz -C /tmp
-    /tmp/venv-confseq/bin/python tests/conformance/generate_confseq_goldens.py --confseq-src /tmp/confseq-0.0.11
+    /tmp/venv-confseq/bin/python tests/conformance/generate_confseq_goldens.py --confseq-src /tmp/confseq-0.0.11 \
+        --sdist /tmp/confseq_dl/confseq-0.0.11.tar.gz
 
 confseq is read from its source distribution rather than installed because its wheel builds a C++ extension
 (uniform boundaries, needing Boost) that ``confseq.betting`` does not use; numpy stays below 2 because
