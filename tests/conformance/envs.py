@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 REPRODUCIBLE_NUMERICS = {
@@ -56,23 +56,21 @@ one with AVX2, and one with AVX-512 (``test_runner_kernels.py`` reruns the runne
 only where the CPU has its instructions; ``kernel_family_support`` says whether it does."""
 
 
+def torch_capability(env: Mapping[str, str]) -> str:
+    """The kernel family torch picks in a process with ``env`` (lower case; empty when torch does not start)."""
+    probe = "import torch; print(torch.backends.cpu.get_cpu_capability())"
+    done = subprocess.run([sys.executable, "-c", probe], check=False, env=dict(env), capture_output=True, text=True, timeout=120)
+    return done.stdout.strip().lower() if done.returncode == 0 else ""
+
+
 def kernel_family_support(family: str) -> str | None:
     """None when this machine can run ``family`` (``KERNEL_FAMILIES``), else why not, in a few words."""
     import platform
 
     if platform.machine().lower() not in ("x86_64", "amd64"):
         return f"torch's kernel families are x86-64's; this machine is {platform.machine()}"
-    probe = "import torch; print(torch.backends.cpu.get_cpu_capability())"
-    done = subprocess.run(
-        [sys.executable, "-c", probe],
-        check=False,
-        env={**os.environ, **KERNEL_FAMILIES[family]},
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    capability = done.stdout.strip().lower()
-    if done.returncode != 0 or capability != family:
+    capability = torch_capability({**os.environ, **KERNEL_FAMILIES[family]})
+    if capability != family:
         return f"this CPU has no {family} kernels (torch chose {capability or 'nothing'})"
     return None
 
