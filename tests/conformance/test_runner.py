@@ -21,8 +21,9 @@ x86-64 kernel families, which stand for other CPUs. The tolerances, and the arit
   best token (option) and the next; ``test_greedy_answers_are_decided_by_more_than_rounding`` and
   ``test_chosen_options_are_decided_by_more_than_rounding`` check that every gap in the golden is wider than twice
   that movement (measured: the narrowest greedy gap 2.5e-4 nats, the narrowest option gap 0.012).
-- A log-probability is a sum of float32 token values. Each token's value moves by at most ``TOKEN_DRIFT`` (1e-5)
-  between machines (measured over the default, AVX2 and AVX-512 families: 2.0e-6 at most, usually far less), and
+- A log-probability is a sum of float32 token values. Each token's value moves by at most ``TOKEN_DRIFT`` (1e-5,
+  ``tests/float32.py``) between machines (measured over the default, AVX2 and AVX-512 families: 2.0e-6 at most on
+  this model, usually far less), and
   HELM sums its float32 values one request at a time where the project batches with padding (7e-6 for an option of
   a few tokens, 3e-5 for a 1,100-token document), so a sum of n tokens is compared within
   ``logprob_tolerance(n)``: ``LOGPROB`` (1e-4) plus n times ``TOKEN_DRIFT``.
@@ -57,12 +58,11 @@ from tests.conformance.runner.cases import CASES, ROOT, SERVED_CASES, Case, serv
 from tests.conformance.runner.model import build, fingerprint
 from tests.conformance.runner.server import NAME as SERVED_NAME
 from tests.conformance.runner.server import serving
+from tests.float32 import TOKEN_DRIFT
 
 GOLDEN = json.loads((Path(__file__).parent / "golden" / "runner.json").read_text(encoding="utf-8"))
 EXACT = 1e-6
 LOGPROB = 1e-4
-TOKEN_DRIFT = 1e-5
-"""The most one token's float32 log-probability moves between kernel families (measured: 2.0e-6 at most)."""
 FAMILIES = {"robustness": {"mild_mix"}, "fairness": {"dialect", "gender", "person_name"}}
 """HELM's perturbations per family (``run_expander.py``'s ROBUSTNESS_ and FAIRNESS_PERTURBATION_SPECS), by HELM's names."""
 PIECES = "test_language_modeling.py::test_the_pile"

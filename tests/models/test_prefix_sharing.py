@@ -1,5 +1,6 @@
 """Prefix sharing gives the unshared numbers: every adapter's few-shot requests on the tiny GPT-2, sharing on, off
-and auto, at batch sizes 1, 7 and 64 (log-probabilities within 1e-4, the same greedy text and choices)."""
+and auto, at batch sizes 1, 7 and 64 (log-probabilities within ``tests/float32.py``'s drift per token, the same greedy text
+and choices)."""
 
 from __future__ import annotations
 
@@ -19,9 +20,12 @@ from pytest_holistic.models.hf import HFModel
 from pytest_holistic.models.prefix_sharing import cheapest_runs
 from pytest_holistic.plans import Completion
 from pytest_holistic.scenarios import Instance, Reference
+from tests.float32 import sum_tolerance
 
 QUESTIONS = ["Is fire hot?", "Is ice hot?", "Is the sky blue?", "Is grass green?", "Is Rome in Italy?", "Is Paris big?"]
 OPTIONS = ["Yes", "No", "Paris"]
+SCORED_TOKENS = 8
+"""More tokens than any option or passage here is scored over (a document's or an answer's count is its own)."""
 PASSAGES = (Reference("The capital of France is Paris.", True, 2), Reference("The sky is blue.", False, 0))
 
 
@@ -82,8 +86,9 @@ def _same(shared: list[Completion], whole: list[Completion]) -> None:
     for mine, theirs in zip(shared, whole, strict=True):
         assert mine.text == theirs.text
         assert mine.predicted_index == theirs.predicted_index
-        assert mine.choice_logprobs == pytest.approx(theirs.choice_logprobs, abs=1e-4)
-        assert mine.logprob == pytest.approx(theirs.logprob, abs=1e-4)
+        tolerance = sum_tolerance(max(theirs.scored_tokens, theirs.tokens_out, SCORED_TOKENS))
+        assert mine.choice_logprobs == pytest.approx(theirs.choice_logprobs, abs=tolerance)
+        assert mine.logprob == pytest.approx(theirs.logprob, abs=tolerance)
         mine_fields, their_fields = dataclasses.asdict(mine), dataclasses.asdict(theirs)
         for name in ("ranking", "gold", "choices", "prompt"):
             assert mine_fields.get(name) == their_fields.get(name)

@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.float32 import sum_tolerance
+
 FEW_SHOT = """
 import pytest
 from pytest_holistic import Fields, Scenario, jsonl
@@ -25,6 +27,8 @@ def test_choose(completion):
     pass
 """
 QUESTIONS = ["Is fire hot?", "Is ice hot?", "Is the sky blue?", "Is grass green?", "Is Rome in Italy?", "Is Paris in Japan?"]
+TOLERANCE = sum_tolerance(4)
+"""No log-probability here sums more than 4 tokens: the generated answers stop at max_tokens=4, the options are one."""
 
 
 def _suite(pytester: pytest.Pytester) -> None:
@@ -65,7 +69,7 @@ def test_sharing_on_and_off_give_the_same_report(pytester: pytest.Pytester, tiny
     for whole, shared in zip(reports["off"]["runs"], reports["on"]["runs"], strict=True):
         assert [r["completion"]["text"] for r in whole["instances"]] == [r["completion"]["text"] for r in shared["instances"]]
         for mine, theirs in zip(shared["instances"], whole["instances"]):
-            assert mine["completion"]["choice_logprobs"] == pytest.approx(theirs["completion"]["choice_logprobs"], abs=1e-4)
+            assert mine["completion"]["choice_logprobs"] == pytest.approx(theirs["completion"]["choice_logprobs"], abs=TOLERANCE)
         assert shared["metrics"]["exact_match"]["value"] == whole["metrics"]["exact_match"]["value"]
 
 
@@ -82,8 +86,8 @@ def test_packed_token_trees_with_sharing_on_give_the_unshared_report(pytester: p
     for theirs, mine in zip(whole["runs"], packed["runs"], strict=True):
         assert [r["completion"]["text"] for r in mine["instances"]] == [r["completion"]["text"] for r in theirs["instances"]]
         for a, b in zip(mine["instances"], theirs["instances"]):
-            assert a["completion"]["choice_logprobs"] == pytest.approx(b["completion"]["choice_logprobs"], abs=1e-5)
-            assert a["completion"]["logprob"] == pytest.approx(b["completion"]["logprob"], abs=1e-5)
+            assert a["completion"]["choice_logprobs"] == pytest.approx(b["completion"]["choice_logprobs"], abs=TOLERANCE)
+            assert a["completion"]["logprob"] == pytest.approx(b["completion"]["logprob"], abs=TOLERANCE)
         assert mine["metrics"]["exact_match"]["value"] == theirs["metrics"]["exact_match"]["value"]
 
 
