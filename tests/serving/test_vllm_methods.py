@@ -224,6 +224,13 @@ def own_servers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Callable[[
         server.stop()
 
 
+KILLED_RUN_INSTANCES = 12
+"""BoolQ's instances in the run whose server is killed: 50 answers with their variants, of which the kill comes
+after three, so the run still has 10 to 20 seconds of answers to ask (0.27 to 0.45 s an answer, measured) when
+the test's poll (every 50 ms, on a machine other tests keep busy) sees the third. With 4 instances (17 answers)
+CI once saw the third too late: the run had finished. The rerun asks each answer the first run lacked."""
+
+
 def test_a_server_killed_mid_run_errors_the_rest_in_one_line_and_a_rerun_resumes_from_the_cache(
     own_servers: Callable[[], VllmServer], tmp_path: Path
 ) -> None:
@@ -231,12 +238,17 @@ def test_a_server_killed_mid_run_errors_the_rest_in_one_line_and_a_rerun_resumes
     fails with one line naming the server, and the report says so. The cache is keyed by the served name, not
     the URL, so a fresh server on another port serves the rerun, which asks only for what the first run lacked."""
     first = own_servers()
-    args = ["suites/core/test_boolq.py", "--holistic-max-instances", "4", "--holistic-concurrency", "1",
-            "--holistic-retries", "1", "--holistic-report-dir", str(tmp_path / "reports"), "-n", "0"]  # fmt: skip
+    args = ["suites/core/test_boolq.py", "--holistic-max-instances", str(KILLED_RUN_INSTANCES),
+            "--holistic-concurrency", "1", "--holistic-retries", "1",
+            "--holistic-report-dir", str(tmp_path / "reports"), "-n", "0"]  # fmt: skip
     run = start_pytest(ROOT, "-q", "-p", "no:randomly", *args, "--model", f"openai:{first.url}#{NAME}")
     _until(lambda: cache_rows(tmp_path) >= 3, run, "three answers committed")
+    seen = time.monotonic()
     first.kill()
+    at_kill, kill_s = cache_rows(tmp_path), time.monotonic() - seen
     output = _finish(run, 300)
+    late = f"the run ended before the server was killed ({at_kill} answers committed, killed {kill_s:.2f} s after the third)"
+    assert run.returncode != pytest.ExitCode.OK, f"{late}:\n{output[-3000:]}"
     assert run.returncode == pytest.ExitCode.TESTS_FAILED, output[-3000:]
     assert not any(word in output for word in FORBIDDEN), output[-3000:]
     report = _served_report(tmp_path / "reports", first)

@@ -94,7 +94,11 @@ class VllmServer:
         pytest.skip(f"the vLLM server {what}: {' | '.join(lines[-LOG_LINES:]) or 'no log'}")
 
     def kill(self) -> None:
-        """SIGKILL to the whole process group at once, as a crash would end it; ``stop`` then removes what it left."""
+        """SIGKILL to the whole process group at once, as a crash would end it; ``stop`` then removes what it left.
+
+        The group is stopped (SIGSTOP) first, so it answers nothing more from the moment this is called, while the
+        shared memory it holds is listed; otherwise a run could finish during that scan of ``/proc``."""
+        os.killpg(self.process.pid, signal.SIGSTOP)
         self._shared |= _shared_memory(self.process.pid)
         os.killpg(self.process.pid, signal.SIGKILL)
 
