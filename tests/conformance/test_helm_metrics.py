@@ -39,6 +39,7 @@ from pytest_holistic.metrics import (
     f1_score,
     final_number_exact_match,
     longest_common_prefix_length,
+    lookup,
     math_equiv,
     math_equiv_chain_of_thought,
     platt_scaling,
@@ -185,6 +186,26 @@ def test_math_metrics_equal_helms_pipeline(name: str) -> None:
             wrong.append((given, got, expected))
     assert not wrong, f"{len(wrong)} differ from HELM, e.g. {wrong[:3]}"
 
+
+
+def _helm_instance_metrics() -> list[tuple[str, str]]:
+    """(kind, name) of every per-instance metric HELM's ``compute_reference_metrics`` computed in the goldens."""
+    return sorted({(kind, name) for kind in ("reference", "math") for case in _of(kind) for name in case["pipeline"]})
+
+
+@pytest.mark.parametrize(("kind", "name"), _helm_instance_metrics())
+def test_helms_instance_metrics_are_registered_under_helms_names_with_helms_values(kind: str, name: str) -> None:
+    """A marker's ``metrics=("name", ...)`` reaches the function through the registry (``metrics.lookup``): each
+    name HELM computes resolves there, to a function that gives HELM's number on every golden case."""
+    info = lookup(name)
+    assert info.name == name and info.kind == "instance"
+    wrong = []
+    for case in _of(kind):
+        given, expected = case["inputs"], case["pipeline"][name]
+        got = float(info.function(given["pred"], [given["gold"]]))
+        if got != expected and not _bleu_floor(name, got, expected):
+            wrong.append((given, got, expected))
+    assert not wrong, f"{len(wrong)} differ from HELM, e.g. {wrong[:3]}"
 
 def _normal_form(text: str) -> str | None:
     try:

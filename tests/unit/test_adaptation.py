@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import math
+import re
 from collections import Counter
+from pathlib import Path
 
 import pytest
 
@@ -20,15 +22,13 @@ from pytest_holistic.scenarios import Instance, Reference
 # -- make_spec --------------------------------------------------------------------------------------
 
 
-def test_methods() -> None:
-    assert METHODS == (
-        "generation",
-        "multiple_choice_joint",
-        "multiple_choice_separate",
-        "multiple_choice_calibrated",
-        "language_modeling",
-        "ranking",
-    )
+def test_the_marker_reference_lists_every_method_and_only_those() -> None:
+    """The ``adapter`` row of the marker's reference (written by hand) names what ``METHODS`` accepts, no more."""
+    page = Path(__file__).resolve().parents[2] / "docs" / "reference" / "marker.md"
+    (row,) = [line for line in page.read_text().splitlines() if line.startswith("| `adapter` |")]
+    listed = [name for name in re.findall(r"`(\w+)`", row.split("|")[2]) if name != "adapter"]
+    assert sorted(listed) == sorted(METHODS)
+    assert all(make_spec(method).method == method for method in METHODS)
 
 
 def test_generation_defaults() -> None:

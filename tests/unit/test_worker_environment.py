@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 
+import pytest
+
 from pytest_holistic._devices import SHARERS
 from pytest_holistic.worker import worker_environment
 
@@ -32,10 +34,22 @@ def test_gpus_listed_by_nvidia_smi_when_no_outer_list() -> None:
     assert _device(worker_environment("gw1", 2, {"OMP_NUM_THREADS": "1"}, gpus=["0", "1"])) == ("1", "1")
 
 
-def test_no_gpu_means_no_device_variable_and_a_cpu_share() -> None:
-    updates = worker_environment("gw0", 2, {}, gpus=[])
+@pytest.mark.parametrize(
+    ("cores", "workers", "threads"),
+    [(8, 2, "4"), (8, 3, "2"), (2, 2, "1"), (1, 4, "1"), (16, 1, "16"), (None, 2, "1")],
+)
+def test_no_gpu_means_no_device_variable_and_a_share_of_the_cores(
+    monkeypatch: pytest.MonkeyPatch, cores: int | None, workers: int, threads: str
+) -> None:
+    """Each worker's threads: the cores split evenly (rounded down), at least one, one when the count is unknown."""
+    monkeypatch.setattr(os, "cpu_count", lambda: cores)
+    updates = worker_environment("gw0", workers, {}, gpus=[])
     assert "CUDA_VISIBLE_DEVICES" not in updates
-    assert updates["OMP_NUM_THREADS"] == str(max(1, (os.cpu_count() or 1) // 2))
+    assert updates["OMP_NUM_THREADS"] == threads
+
+
+def test_the_users_thread_count_is_kept() -> None:
+    assert "OMP_NUM_THREADS" not in worker_environment("gw0", 2, {"OMP_NUM_THREADS": "3"}, gpus=[])
 
 
 def test_empty_outer_list_hides_all_gpus() -> None:
